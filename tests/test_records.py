@@ -1,0 +1,121 @@
+"""The record schema: round trip, and malformed files fail with one clear line (exit 2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from framebench import records
+from framebench.records import RecordsError, make_row, read_records, write_records
+
+
+def text_row(**over):
+    base = dict(run_id="r1", model="baseline:always-yes", suite="framingqa", task="finance",
+                format="binary", context_id="c1", item_id="c1/correct/root/plain/Q1", bias="correct",
+                level="root", form="plain", variant="Q1", option="Fees", slot="correct/root/plain/Q1",
+                gold="Yes", answer="Yes", parse="ok", correct=True, output="Yes")
+    base.update(over)
+    return make_row(**base)
+
+
+def episode_row(**over):
+    base = dict(run_id="r2", model="oracle", suite="embodied", task="robotics", format="episode",
+                context_id="ep1", item_id="ep1__neutral", bias="neutral", correct=True,
+                constraint="spatial", percent_complete=1.0, success=True, sim_steps=812, replans=6)
+    base.update(over)
+    return make_row(**base)
+
+
+def test_round_trip_keeps_values_and_types(tmp_path):
+    rows = [text_row(), text_row(item_id="x2", answer="", parse="unparsed", correct=False),
+            episode_row()]
+    path = write_records(rows, tmp_path)
+    assert path.name == "records.parquet"
+    assert pq.read_schema(path).equals(records.SCHEMA)
+    df = read_records(tmp_path)
+    assert list(df.columns) == list(records.COLUMNS)
+    assert df["correct"].tolist() == [True, False, True]
+    assert df.loc[2, "sim_steps"] == 812
+    assert df.loc[2, "percent_complete"] == 1.0
+    assert pd.isna(df.loc[0, "sim_steps"])
+    assert df.loc[1, "parse"] == "unparsed"
+
+
+def test_make_row_rejects_unknown_and_missing_fields():
+    with pytest.raises(ValueError, match="unknown record field"):
+        text_row(colour="red")
+    with pytest.raises(ValueError, match="missing required"):
+        make_row(run_id="r")
+
+
+def test_writer_refuses_invalid_rows_and_leaves_no_file(tmp_path):
+    with pytest.raises(RecordsError, match="row 1: column 'bias'"):
+        write_records([text_row(), text_row(bias="sideways")], tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def _write_raw(tmp_path, df):
+    path = tmp_path / "records.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+    return path
+
+
+def test_unknown_enum_value_names_file_row_and_column(tmp_path):
+    df = pd.DataFrame([text_row(), text_row(), text_row(bias="sideways")])
+    path = _write_raw(tmp_path, df)
+    with pytest.raises(RecordsError) as err:
+        read_records(path)
+    msg = str(err.value)
+    assert str(path) in msg and "row 2" in msg and "'bias'" in msg and "sideways" in msg
+
+
+def test_missing_column_is_named(tmp_path):
+    df = pd.DataFrame([text_row()]).drop(columns=["slot"])
+    path = _write_raw(tmp_path, df)
+    with pytest.raises(RecordsError, match=r"missing column 'slot'"):
+        read_records(path)
+
+
+def test_wrong_type_is_named(tmp_path):
+    df = pd.DataFrame([episode_row()])
+    df["sim_steps"] = ["many"]
+    path = _write_raw(tmp_path, df)
+    with pytest.raises(RecordsError, match=r"row 0: column 'sim_steps' has type string \(value .many.\), expected int64"):
+        read_records(path)
+
+
+def test_percent_complete_out_of_range(tmp_path):
+    df = pd.DataFrame([episode_row(), episode_row(percent_complete=1.5)])
+    path = _write_raw(tmp_path, df)
+    with pytest.raises(RecordsError, match=r"row 1: column 'percent_complete'"):
+        read_records(path)
+
+
+def test_unreadable_file(tmp_path):
+    path = tmp_path / "records.parquet"
+    path.write_text("not parquet")
+    with pytest.raises(RecordsError, match="not a readable parquet file"):
+        read_records(path)
+
+
+def test_cli_reports_bad_records_in_one_line_exit_2(tmp_path):
+    df = pd.DataFrame([text_row(bias="sideways")])
+    _write_raw(tmp_path, df)
+    proc = subprocess.run([sys.executable, "-m", "framebench", "score", str(tmp_path), "--out",
+                           str(tmp_path / "report")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "sideways" in lines[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "report" / "report.json").exists()
+
+
+def test_cli_missing_run_dir_exit_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "framebench", "score", str(tmp_path / "nope"),
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "nope" in proc.stderr
