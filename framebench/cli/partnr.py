@@ -1,10 +1,10 @@
-"""``framebench partnr frame|ingest``: the bridge to real PARTNR / Habitat (issue: habitat backend)."""
+"""``framebench partnr frame|ingest|draft-purposes|accept-purposes``: the bridge to real PARTNR / Habitat."""
 
 from pathlib import Path
 
 import typer
 
-app = typer.Typer(help="Bridge to real PARTNR/Habitat 3.0 runs.", no_args_is_help=True)
+app = typer.Typer(help="Bridge to real PARTNR/Habitat 3.0 runs (see docker/README.md).", no_args_is_help=True)
 
 
 @app.command("frame")
@@ -13,19 +13,53 @@ def frame(
     purposes: Path = typer.Option(..., "--purposes", help="JSON {episode_id: purposes}."),
     out: Path = typer.Option(..., "--out", help="Framed episode file to write (.json.gz)."),
 ) -> None:
-    """Write 7 framed variants of every PARTNR episode."""
-    from framebench.errors import UserError
+    """Write 7 framed variants of every PARTNR episode (only `instruction` and the id change)."""
+    from partnr_adapters.frame import frame_file
 
-    raise UserError("framebench partnr frame is not implemented yet")
+    count = frame_file(episodes, purposes, out)
+    typer.echo(f"wrote {count} episode variants to {out}")
 
 
 @app.command("ingest")
 def ingest(
-    results_dir: Path = typer.Argument(..., help="PARTNR results folder."),
+    results_dir: Path = typer.Argument(..., help="PARTNR results folder (paths.results_dir or its <dataset> subfolder)."),
     episodes: Path = typer.Option(..., "--episodes", help="The framed episode file that was run."),
     out: Path = typer.Option(..., "--out", help="Run folder to write records into."),
+    model: str = typer.Option(None, "--model", help="Planner spec for the records (default: from the driver's manifest)."),
 ) -> None:
-    """Turn PARTNR outputs into framebench records."""
-    from framebench.errors import UserError
+    """Turn PARTNR outputs into framebench records; crashed or missing episodes are listed, never dropped."""
+    from partnr_adapters.ingest import ingest as run_ingest
 
-    raise UserError("framebench partnr ingest is not implemented yet")
+    report = run_ingest(results_dir, episodes, out, model=model)
+    for line in report.lines():
+        typer.echo(line)
+    typer.echo(f"records written to {out}")
+
+
+@app.command("draft-purposes")
+def draft_purposes(
+    episodes: Path = typer.Option(..., "--episodes", help="PARTNR episode file (unframed)."),
+    review: Path = typer.Option(..., "--review", help="Review file to write (JSON; resumable)."),
+    model: str = typer.Option("smollm2", "--model", help="Model spec: hf:PATH, openai:NAME, smollm2."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Episodes per model call batch."),
+) -> None:
+    """Draft each episode's framing purposes with a model into a review file a person edits and accepts."""
+    from partnr_adapters.purposes import draft_purposes as run_draft
+
+    counts = run_draft(episodes, model, review, batch_size=batch_size)
+    typer.echo(
+        f"{review}: {counts['drafted']} drafted, {counts['unparsed']} unparsed, {counts['accepted']} accepted; "
+        "edit 'purposes', set \"accepted\": true, then run `framebench partnr accept-purposes`"
+    )
+
+
+@app.command("accept-purposes")
+def accept_purposes(
+    review: Path = typer.Argument(..., help="Review file written by draft-purposes."),
+    out: Path = typer.Option(..., "--out", help="Purposes file to write (JSON {episode_id: purposes})."),
+) -> None:
+    """Write the purposes file from the accepted entries of a review file."""
+    from partnr_adapters.purposes import accept_purposes as run_accept
+
+    count = run_accept(review, out)
+    typer.echo(f"wrote purposes for {count} episodes to {out}")

@@ -1,0 +1,133 @@
+"""Framed PARTNR datasets: every episode of a PARTNR episode file as 7 variants.
+
+The variants are the symbolic runner's (``embodied.framing.VARIANTS``): neutral plus correct/incorrect
+bias x root/propositional/global. A variant is the original episode with only ``instruction`` replaced
+and ``episode_id`` suffixed ``__<bias>_<level>`` (``__neutral`` for the neutral variant), so PARTNR
+loads, runs and evaluates it exactly like the original.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from framebench.errors import UserError
+
+SUFFIX_SEP = "__"
+
+
+def framed_id(episode_id: str, bias: str, level: str) -> str:
+    """``<episode_id>__<bias>_<level>``, or ``<episode_id>__neutral``."""
+    from embodied.framing import variant_name
+
+    return f"{episode_id}{SUFFIX_SEP}{variant_name(bias, level)}"
+
+
+def parse_framed_id(item_id: str) -> tuple[str, str, str]:
+    """Split a framed episode id into (base episode id, bias, level); UserError if it is not one."""
+    base, sep, suffix = str(item_id).rpartition(SUFFIX_SEP)
+    if sep and base:
+        if suffix == "neutral":
+            return base, "neutral", ""
+        bias, _, level = suffix.partition("_")
+        if bias in ("correct", "incorrect") and level in ("root", "propositional", "global"):
+            return base, bias, level
+    raise UserError(
+        f"episode id {item_id!r} is not a framed id (<episode_id>__<bias>_<level> or <episode_id>__neutral)"
+    )
+
+
+def load_episode_file(path: str | Path) -> dict[str, Any]:
+    """Read a PARTNR episode file (``.json`` or ``.json.gz``) holding ``{"episodes": [...]}``."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such episode file")
+    try:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not a readable (gzipped) JSON episode file ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
+        raise UserError(f'{path}: expected an object {{"episodes": [...]}}')
+    for index, episode in enumerate(data["episodes"]):
+        if not isinstance(episode, dict):
+            raise UserError(f"{path}: episode {index}: expected an object")
+        for field in ("episode_id", "instruction"):
+            if field not in episode:
+                raise UserError(f"{path}: episode {index}: missing field '{field}'")
+        if not isinstance(episode["instruction"], str) or not episode["instruction"].strip():
+            raise UserError(f"{path}: episode {episode['episode_id']}: field 'instruction' must be a non-empty string")
+    return data
+
+
+def write_episode_file(data: dict[str, Any], path: str | Path) -> Path:
+    """Write ``data`` as gzipped JSON atomically (PARTNR reads ``.json.gz``)."""
+    from framebench.runinfo import write_text_atomic
+
+    payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    # mtime=0 keeps the bytes (and so the dataset hash) identical for identical content
+    return write_text_atomic(gzip.compress(payload, mtime=0), path)
+
+
+def load_purposes(path: str | Path) -> dict[str, dict]:
+    """Read a purposes file ``{episode_id: purposes}`` and validate every entry."""
+    from embodied.framing import validate_purposes
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such purposes file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected an object {{episode_id: purposes}}")
+    for episode_id, purposes in data.items():
+        validate_purposes(purposes, where=f"{path}: episode {episode_id}: purposes")
+    return data
+
+
+def frame_episodes(data: dict[str, Any], purposes: dict[str, dict], source: str = "<episodes>") -> dict[str, Any]:
+    """The framed dataset: 7 variants per episode, in episode order, variant order of VARIANTS.
+
+    Every key other than ``episodes`` is kept; within an episode only ``episode_id`` and
+    ``instruction`` change. An episode without purposes is an error naming it.
+    """
+    from embodied.framing import VARIANTS, frame_instruction
+
+    framed: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for episode in data["episodes"]:
+        episode_id = str(episode["episode_id"])
+        if SUFFIX_SEP in episode_id:
+            raise UserError(f"{source}: episode {episode_id}: id already contains {SUFFIX_SEP!r} (framed twice?)")
+        if episode_id in seen:
+            raise UserError(f"{source}: episode {episode_id}: duplicate episode_id")
+        seen.add(episode_id)
+        if episode_id not in purposes:
+            raise UserError(f"{source}: episode {episode_id}: no purposes in the purposes file")
+        for bias, level in VARIANTS:
+            variant = dict(episode)  # shallow: nested data is shared, never mutated, only serialised
+            variant["episode_id"] = framed_id(episode_id, bias, level)
+            try:
+                variant["instruction"] = frame_instruction(episode["instruction"], purposes[episode_id], bias, level)
+            except UserError as exc:
+                raise UserError(f"{source}: episode {episode_id}: {exc}") from None
+            framed.append(variant)
+    out = {key: value for key, value in data.items() if key != "episodes"}
+    out["episodes"] = framed
+    return out
+
+
+def frame_file(episodes: str | Path, purposes: str | Path, out: str | Path) -> int:
+    """``framebench partnr frame``: read, frame and write; returns the number of variants written."""
+    if not str(out).endswith(".json.gz"):
+        raise UserError(f"{out}: the framed file must end in .json.gz (PARTNR's dataset loader reads gzipped JSON)")
+    data = load_episode_file(episodes)
+    framed = frame_episodes(data, load_purposes(purposes), source=str(episodes))
+    write_episode_file(framed, out)
+    return len(framed["episodes"])
