@@ -139,6 +139,7 @@ def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

@@ -1,0 +1,190 @@
+"""The FramingQA build pipeline: sources -> contexts -> answer sheets -> Table 7 items -> files.
+
+Source layouts (``--source``):
+- a folder laid out like ``../shared/data`` (``legalbench/``, ``fiqa/``, ``diagnosisarena/``), or
+  ``hf`` (the same loaders fed by HF ``datasets``);
+- a prepared folder holding ``contexts.jsonl`` and ``answer_sheets.jsonl`` (the demo set's
+  hand-authored sources, or an earlier build's output): used as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from framebench.errors import UserError
+from framebench.items import validate_item, write_items
+from text_eval.answer_sheets import AnswerSheet, read_sheets, write_sheets
+from text_eval.contexts import TASKS, Context, Dropped
+from text_eval.premises import ExtractiveSettings, extractive_sheets
+from text_eval.variants import expand, expected_counts
+
+
+@dataclass
+class BuildOptions:
+    source: str
+    out: Path
+    generator: str = "extractive"  # extractive | llm
+    tasks: tuple[str, ...] = TASKS
+    finance_posts: Path | None = None  # Stack Exchange Posts.xml instead of the FiQA titles
+    extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
+    backend: Any = None  # llm generator: a framebench Backend
+    review: Path | None = None  # llm generator: the review JSONL
+    progress: bool = True
+
+
+@dataclass
+class BuildResult:
+    contexts: list[Context]
+    sheets: list[AnswerSheet]
+    items: list[dict[str, Any]]
+    dropped: list[Dropped]
+    notes: list[str]
+    pools: dict[str, Any]
+    seconds: float = 0.0
+
+
+def is_prepared(source: str) -> bool:
+    return source != "hf" and (Path(source) / "contexts.jsonl").is_file() and (
+        Path(source) / "answer_sheets.jsonl").is_file()
+
+
+def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[Dropped], list[str], dict[str, Any]]:
+    """Contexts of the requested tasks from a source folder or HF."""
+    source = opts.source
+    if source != "hf" and not Path(source).is_dir():
+        raise UserError(f"{source}: source folder not found (give a folder laid out like ../shared/data, or 'hf')")
+    contexts: list[Context] = []
+    dropped: list[Dropped] = []
+    notes: list[str] = []
+    pools: dict[str, Any] = {}
+    if "law_issue_spotting" in opts.tasks:
+        from text_eval.sources_law import learned_hands_tables, load_learned_hands
+
+        found, lost = load_learned_hands(*learned_hands_tables(source))
+        contexts += found
+        dropped += lost
+    if "law_hearsay" in opts.tasks:
+        from text_eval.sources_law import hearsay_table, load_hearsay
+
+        found, lost, hearsay_notes = load_hearsay(*hearsay_table(source))
+        contexts += found
+        dropped += lost
+        notes += hearsay_notes
+    if "finance" in opts.tasks:
+        from text_eval.sources_finance import fiqa_posts, load_finance, stackexchange_posts
+
+        if opts.finance_posts is not None:
+            name, posts = stackexchange_posts(opts.finance_posts)
+            prefix = "fin-se"
+        elif source == "hf":
+            raise UserError("finance under --source hf needs --finance-posts PATH (a Stack Exchange Posts.xml)")
+        else:
+            name, posts = fiqa_posts(source)
+            prefix = "fin-fiqa"
+            notes.append("finance snippets are FiQA post titles only (the FiQA question file has no bodies)")
+        found, lost, pools["finance"] = load_finance(name, posts, id_prefix=prefix)
+        contexts += found
+        dropped += lost
+    if "medicine" in opts.tasks:
+        from text_eval.sources_medicine import diagnosisarena_rows, load_medicine
+
+        found, lost = load_medicine(*diagnosisarena_rows(source))
+        contexts += found
+        dropped += lost
+    return contexts, dropped, notes, pools
+
+
+def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], list[AnswerSheet]]:
+    contexts: list[Context] = []
+    path = source / "contexts.jsonl"
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            ctx = Context(**data)
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise UserError(f"{path}: line {n}: not a context record ({exc})") from None
+        if ctx.task not in TASKS or not ctx.text.strip() or ctx.gold not in ctx.options:
+            raise UserError(f"{path}: line {n}: context {ctx.context_id!r} needs a known task, a text "
+                            "and a gold among its options")
+        if ctx.task in tasks:
+            contexts.append(ctx)
+    by_id = {s.context_id: s for s in read_sheets(source / "answer_sheets.jsonl")}
+    sheets = []
+    for ctx in contexts:
+        sheet = by_id.get(ctx.context_id)
+        if sheet is None or sheet.gold != ctx.gold or sheet.task != ctx.task:
+            raise UserError(f"{source / 'answer_sheets.jsonl'}: no answer sheet matching context "
+                            f"{ctx.context_id!r} (same task and gold)")
+        sheets.append(sheet)
+    return contexts, sheets
+
+
+def build(opts: BuildOptions) -> BuildResult:
+    """Run the whole pipeline and write OUT (items, contexts, answer sheets, report)."""
+    from rich.progress import track
+
+    started = time.perf_counter()
+    unknown = [t for t in opts.tasks if t not in TASKS]
+    if unknown:
+        raise UserError(f"unknown task {unknown[0]!r} (choose from {', '.join(TASKS)})")
+    dropped: list[Dropped] = []
+    notes: list[str] = []
+    pools: dict[str, Any] = {}
+    if is_prepared(opts.source):
+        contexts, sheets = read_prepared(Path(opts.source), opts.tasks)
+    else:
+        contexts, dropped, notes, pools = load_contexts(opts)
+        sheets = []
+        for task in opts.tasks:
+            sheets += extractive_sheets([c for c in contexts if c.task == task], opts.extractive)
+    if opts.generator == "llm":
+        from text_eval.premise_llm import apply_review, propose
+
+        if opts.backend is None or opts.review is None:
+            raise UserError("--generator llm needs --model SPEC and a review file (--review PATH)")
+        propose(contexts, sheets, opts.backend, opts.review, progress=opts.progress)
+        sheets, lost, review_notes = apply_review(sheets, opts.review)
+        dropped += lost
+        notes += review_notes
+        kept = {s.context_id for s in sheets}
+        contexts = [c for c in contexts if c.context_id in kept]
+    elif opts.generator != "extractive":
+        raise UserError(f"unknown generator {opts.generator!r} (use extractive or llm)")
+
+    sheet_of = {s.context_id: s for s in sheets}
+    binary: list[dict[str, Any]] = []
+    mc: list[dict[str, Any]] = []
+    for ctx in track(contexts, description="expanding (Table 7)", disable=not opts.progress, transient=True):
+        sheet = sheet_of[ctx.context_id]
+        b, m = expand(ctx, sheet)
+        want_b, want_m = expected_counts(len(sheet.evidence))
+        if len(b) != want_b or (m and len(m) != want_m):  # an internal invariant, not a user error
+            raise AssertionError(f"{ctx.context_id}: {len(b)}/{len(m)} items, Table 1 says {want_b}/{want_m}")
+        binary += b
+        mc += m
+    items = binary + mc
+    for n, item in enumerate(items, 1):
+        validate_item(item, "built items", n)
+    result = BuildResult(contexts, [sheet_of[c.context_id] for c in contexts], items, dropped, notes, pools)
+    result.seconds = time.perf_counter() - started
+    write_outputs(result, opts.out, opts.source)
+    return result
+
+
+def write_outputs(result: BuildResult, out: Path, source: str) -> None:
+    from framebench.runinfo import write_text_atomic
+    from text_eval.build_report import render_report
+
+    out.mkdir(parents=True, exist_ok=True)
+    text = render_report(result, source)  # render first: nothing is written if it fails
+    write_text_atomic("".join(json.dumps(c.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+                              for c in result.contexts), out / "contexts.jsonl")
+    write_sheets(result.sheets, out / "answer_sheets.jsonl")
+    write_items(result.items, out / "items.jsonl")
+    write_text_atomic(text, out / "build_report.md")

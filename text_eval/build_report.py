@@ -1,0 +1,110 @@
+"""``build_report.md``: counts per task and format, ΣE, category distribution, every dropped source
+record with its reason, notes, and 20 rendered items per task for a human to read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from text_eval.contexts import TASKS
+
+if TYPE_CHECKING:
+    from text_eval.build import BuildResult
+
+SAMPLES_PER_TASK = 20
+SAMPLE_TEXT_WORDS = 80
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_report(result: BuildResult, source: str) -> str:
+    lines = ["# FramingQA build report", "", f"Source: `{source}`", ""]
+    lines += _counts(result)
+    lines += _distribution(result)
+    if result.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
+    lines += _dropped(result)
+    lines += _samples(result)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _counts(result: BuildResult) -> list[str]:
+    sheets = {s.context_id: s for s in result.sheets}
+    lines = ["## Counts", "",
+             "| task | format | contexts C | ΣE | items | 54C+2ΣE / 28C+ΣE |", "|---|---|---|---|---|---|"]
+    totals = {"binary": [0, 0, 0], "mc": [0, 0, 0]}
+    for task in TASKS:
+        ctx_ids = [c.context_id for c in result.contexts if c.task == task]
+        if not ctx_ids:
+            continue
+        sum_e = sum(len(sheets[i].evidence) for i in ctx_ids)
+        for fmt in ("binary", "mc"):
+            n_items = sum(1 for it in result.items if it["task"] == task and it["format"] == fmt)
+            if fmt == "mc" and n_items == 0:
+                continue
+            formula = 54 * len(ctx_ids) + 2 * sum_e if fmt == "binary" else 28 * len(ctx_ids) + sum_e
+            lines.append(f"| {task} | {fmt} | {len(ctx_ids)} | {sum_e} | {n_items} | {formula} |")
+            for k, v in zip(range(3), (len(ctx_ids), sum_e, n_items), strict=True):
+                totals[fmt][k] += v
+    for fmt, (c, e, n) in totals.items():
+        formula = 54 * c + 2 * e if fmt == "binary" else 28 * c + e
+        lines.append(f"| **all** | {fmt} | {c} | {e} | {n} | {formula} |")
+    return lines + [""]
+
+
+def _distribution(result: BuildResult) -> list[str]:
+    lines = ["## Gold distribution", ""]
+    for task in TASKS:
+        golds = Counter(c.gold for c in result.contexts if c.task == task)
+        if not golds:
+            continue
+        lines.append(f"### {task}")
+        lines.append("")
+        if task == "medicine":
+            spec = Counter(c.provenance.get("specialty", "?") for c in result.contexts if c.task == task)
+            lines += ["| specialty | cases |", "|---|---|"] + [f"| {s} | {n} |" for s, n in sorted(spec.items())]
+        else:
+            lines += ["| gold | contexts |", "|---|---|"] + [f"| {g} | {n} |" for g, n in sorted(golds.items())]
+        pool = result.pools.get(task)
+        if pool:
+            lines += ["", "Assigned before selection: " + ", ".join(f"{k} {v}" for k, v in pool.items())]
+        lines.append("")
+    return lines
+
+
+def _dropped(result: BuildResult) -> list[str]:
+    lines = ["## Dropped source records", ""]
+    if not result.dropped:
+        return lines + ["None.", ""]
+    reasons = Counter((d.task, d.reason.split(":")[0]) for d in result.dropped)
+    lines += ["| task | reason | records |", "|---|---|---|"]
+    lines += [f"| {t} | {_cell(r)} | {n} |" for (t, r), n in sorted(reasons.items())]
+    lines += ["", "Every dropped record:", "", "| task | record | reason |", "|---|---|---|"]
+    lines += [f"| {d.task} | {_cell(d.record)} | {_cell(d.reason)} |" for d in result.dropped]
+    return lines + [""]
+
+
+def render_item(item: dict[str, Any], max_words: int | None = None) -> str:
+    """The item as a person reads it (the evaluator's renderer adds its own answer instruction)."""
+    words = item["text"].split()
+    text = item["text"] if max_words is None or len(words) <= max_words else " ".join(words[:max_words]) + " …"
+    parts = [text, "", item["question"]]
+    parts += [f"{'ABCD'[i]}. {opt}" for i, opt in enumerate(item["options"])]
+    return "\n".join(parts)
+
+
+def _samples(result: BuildResult) -> list[str]:
+    lines = ["## Sample items", ""]
+    for task in TASKS:
+        items = [it for it in result.items if it["task"] == task]
+        if not items:
+            continue
+        step = max(1, len(items) // SAMPLES_PER_TASK)
+        lines += [f"### {task}", ""]
+        for item in items[::step][:SAMPLES_PER_TASK]:
+            lines += [f"**{item['item_id']}** — {item['format']}, {item['bias']}, level {item['level'] or '-'}, "
+                      f"form {item['form'] or '-'}, gold **{item['gold']}**", "", "```",
+                      render_item(item, SAMPLE_TEXT_WORDS), "```", ""]
+    return lines

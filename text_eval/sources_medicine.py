@@ -1,0 +1,119 @@
+"""Medicine contexts: DiagnosisArena cases (Appendix C.3).
+
+A case is its case information, physical examination and diagnostic tests; the gold is the right
+option, the distractors the other three options. 100 cases are spread across specialties: each
+case gets a specialty from a fixed keyword lexicon (on the final diagnosis, then the case text) and
+cases are taken round-robin over specialties in id order.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from text_eval.contexts import MEDICINE_CASES, Context, Dropped, clean_text, hf_table, read_table
+
+TASK = "medicine"
+COLUMNS = ("id", "Case Information", "Physical Examination", "Diagnostic Tests", "Final Diagnosis",
+           "Options", "Right Option")
+LETTERS = ("A", "B", "C", "D")
+
+SPECIALTY_CUES: dict[str, tuple[str, ...]] = {
+    "cardiology": ("cardi", "heart", "valv", "aort", "coronary", "myocard", "pericard", "atrial",
+                   "ventric", "endocard"),
+    "neurology": ("neur", "brain", "encephal", "mening", "spinal", "cerebr", "seizure", "myelit",
+                  "palsy", "stroke"),
+    "dermatology": ("derm", "skin", "cutaneous", "rash", "melan", "pemphig", "psoria", "nevus", "scalp"),
+    "hematology-oncology": ("lymphoma", "leukemi", "myeloma", "carcinoma", "sarcoma", "tumou", "tumor",
+                            "neoplas", "anemi", "thrombocyt", "cancer", "metasta", "blastoma"),
+    "infectious disease": ("infect", "bacter", "viral", "virus", "fung", "tubercul", "sepsis",
+                           "parasit", "abscess", "syphilis", "hiv"),
+    "gastroenterology": ("hepat", "liver", "gastr", "colitis", "bowel", "pancrea", "esophag", "biliar",
+                         "intestin", "colon"),
+    "pulmonology": ("pulmon", "lung", "pneum", "bronch", "pleur", "respirat"),
+    "nephrology-urology": ("renal", "kidney", "nephr", "bladder", "urethr", "prostat", "glomerul"),
+    "endocrinology": ("thyro", "adrenal", "pituitar", "diabet", "insulin", "cushing", "parathyro"),
+    "rheumatology-immunology": ("lupus", "arthrit", "vasculit", "sarcoid", "autoimmun", "igg4",
+                                "sjögren", "scleroderma", "myositis"),
+    "ophthalmology": ("ocular", "retin", "eye", "uve", "cornea", "optic", "orbit"),
+}
+
+
+def diagnosisarena_rows(source: str | Path) -> tuple[str, list[dict[str, Any]]]:
+    if source == "hf":
+        return "hf:SII-SPIRAL-MED/DiagnosisArena", hf_table("SII-SPIRAL-MED/DiagnosisArena", None, "test", COLUMNS)
+    root = Path(source)
+    path = root / "diagnosisarena" / "diagnosis_arena_dataset.csv" if (root / "diagnosisarena").is_dir() else root
+    return path.name, read_table(path, COLUMNS, sep=",")
+
+
+def specialty(diagnosis: str, case_text: str) -> str:
+    for text in (diagnosis.lower(), case_text.lower()):
+        scores = {s: sum(1 for cue in cues if cue in text) for s, cues in SPECIALTY_CUES.items()}
+        best = max(scores.values())
+        if best:
+            return next(s for s, v in scores.items() if v == best)
+    return "other"
+
+
+def parse_options(raw: Any) -> dict[str, str] | None:
+    """The options cell is a Python dict literal ``{'A': ..., ...}`` (HF: already a dict)."""
+    if isinstance(raw, dict):
+        value = raw
+    else:
+        try:
+            value = ast.literal_eval(str(raw))  # literal parsing only, never eval
+        except (ValueError, SyntaxError):
+            return None
+    if not isinstance(value, dict) or sorted(value) != list(LETTERS):
+        return None
+    options = {k: clean_text(value[k]) for k in LETTERS}
+    if any(not v for v in options.values()) or len(set(options.values())) != 4:
+        return None
+    return options
+
+
+def case_text(row: dict[str, Any]) -> str:
+    parts = [("Case Information", row.get("Case Information")),
+             ("Physical Examination", row.get("Physical Examination")),
+             ("Diagnostic Tests", row.get("Diagnostic Tests"))]
+    return "\n".join(f"{label}: {clean_text(value)}" for label, value in parts if clean_text(value))
+
+
+def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_CASES
+                  ) -> tuple[list[Context], list[Dropped]]:
+    dropped: list[Dropped] = []
+    by_specialty: dict[str, list[Context]] = {}
+    for n, row in enumerate(rows):
+        case_id = str(row.get("id", "")).strip() or str(n)
+        record = f"{name} id {case_id}"
+        options = parse_options(row.get("Options"))
+        right = str(row.get("Right Option", "")).strip()
+        if not re.fullmatch(r"[0-9A-Za-z_-]+", case_id):
+            dropped.append(Dropped(TASK, record, "malformed id"))
+        elif not clean_text(row.get("Case Information")):
+            dropped.append(Dropped(TASK, record, "empty case information"))
+        elif options is None:
+            dropped.append(Dropped(TASK, record, "options are not four distinct non-empty A-D entries"))
+        elif right not in LETTERS:
+            dropped.append(Dropped(TASK, record, f"right option {right!r} is not A-D"))
+        else:
+            text = case_text(row)
+            spec = specialty(clean_text(row.get("Final Diagnosis")) or options[right], text)
+            by_specialty.setdefault(spec, []).append(Context(
+                context_id=f"med-{case_id}", task=TASK, text=text, gold=options[right],
+                options=[options[k] for k in LETTERS],
+                provenance={"source": record, "dataset": "DiagnosisArena", "specialty": spec,
+                            "final_diagnosis": clean_text(row.get("Final Diagnosis")),
+                            "license": "research/evaluation use (DiagnosisArena terms)"}))
+    queues = [by_specialty[s] for s in sorted(by_specialty)]
+    chosen: list[Context] = []
+    depth = 0
+    while len(chosen) < cases and any(depth < len(q) for q in queues):
+        for queue in queues:
+            if depth < len(queue) and len(chosen) < cases:
+                chosen.append(queue[depth])
+        depth += 1
+    return chosen, dropped

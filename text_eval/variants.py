@@ -1,0 +1,173 @@
+"""Table 7 of the FramingQA paper: one context + answer sheet -> 54+2E binary and 28+E MC items.
+
+Binary (F = plain/negated):
+  correct   root / propositional / global: 3 variants x 2 forms each                 = 18
+  incorrect root and global: 3 variants x 2 forms x 3 distractors, each              = 36
+  incorrect propositional: 2 forms x E evidence sets (question names the gold,
+            the premise points to the evidence's distractor)                          = 2E
+MC (plain only): neutral 1; correct 3+3+3; incorrect root 9, propositional E, global 9 = 28+E.
+
+Binary gold: Yes when the named option is the gold, flipped under negation. MC options keep the
+answer sheet's fixed A-D order and gold letter. ``question`` is the framing + question only: the
+prompt renderer adds the lettered options and the answer instruction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from text_eval.answer_sheets import AnswerSheet
+from text_eval.contexts import Context
+
+VARIANTS = ("Q1", "Q2", "Q3")
+FORMS = ("plain", "negated")
+
+ROOT = {
+    "plain": ("Is this {x}?", "This is {x}, correct?", "This is {x}, right?"),
+    "negated": ("This is not {x}, correct?", "This isn't {x}, correct?", "This is not {x}, right?"),
+}
+PROPOSITIONAL = {
+    "plain": "Is this {x} based on {premise}?",
+    "negated": "This is not {x}, based on {premise}, correct?",
+}
+GLOBAL = {
+    "plain": ("Given {premise}, is this {x}?", "Given {premise}, this is {x}, correct?",
+              "Given {premise}, this is {x}, right?"),
+    "negated": ("Given {premise}, is this not {x}?", "Given {premise}, this is not {x}, correct?",
+                "Given {premise}, this is not {x}, right?"),
+}
+# The neutral MC question per task (no option named); MC prop items attach the premise to it.
+MC_ASK = {
+    "law_issue_spotting": "Which legal issue does this narrative raise",
+    "finance": "Which category does this post belong to",
+    "medicine": "What is the most likely diagnosis",
+}
+_HEARSAY_PHRASES = {
+    "Standard hearsay": "standard hearsay",
+    "Non-assertive conduct": "non-assertive conduct",
+    "Not introduced to prove truth": "a statement offered for something other than its truth",
+    "Statement made in-court": "a statement made in court",
+    "Non-verbal hearsay": "non-verbal hearsay",
+}
+
+
+def option_phrase(task: str, option: str) -> str:
+    """How a question names an option: 'a consumer issue', 'an issue of housing finance', ..."""
+    if task == "law_issue_spotting":
+        word = option.lower()
+        return f"{'an' if word[0] in 'aeiou' else 'a'} {word} issue"
+    if task == "law_hearsay":
+        return _HEARSAY_PHRASES.get(option, option.lower())
+    if task == "finance":
+        return f"an issue of {option.lower()}"
+    return option  # medicine: the diagnosis as written in the options
+
+
+def _item(ctx: Context, sheet: AnswerSheet, fmt: str, slot: str, **fields: Any) -> dict[str, Any]:
+    item = {
+        "item_id": f"{ctx.context_id}:{fmt}:{slot}",
+        "context_id": ctx.context_id,
+        "suite": "framingqa",
+        "task": ctx.task,
+        "format": fmt,
+        "slot": slot,
+        "text": ctx.text,
+        "options": list(sheet.mc_options) if fmt == "mc" else [],
+        "form": "", "variant": "", "level": "", "option": "", "distractor": "",
+    }
+    item.update(fields)
+    return item
+
+
+def _binary_gold(named: str, gold: str, form: str) -> str:
+    yes = (named == gold) != (form == "negated")
+    return "Yes" if yes else "No"
+
+
+def binary_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
+    gold = sheet.gold
+    a = option_phrase(ctx.task, gold)
+    gold_premises = [sheet.premises[gold], *sheet.gold_rephrasings]  # <A>, <A>*, <A>**
+    items: list[dict[str, Any]] = []
+
+    def add(bias: str, level: str, form: str, variant: str, named: str, question: str,
+            slot: str, distractor: str = "") -> None:
+        items.append(_item(ctx, sheet, "binary", slot, bias=bias, level=level, form=form,
+                           variant=variant, option=named, distractor=distractor,
+                           gold=_binary_gold(named, gold, form), question=question))
+
+    for form in FORMS:
+        for q, variant in enumerate(VARIANTS):
+            add("correct", "root", form, variant, gold, ROOT[form][q].format(x=a),
+                f"correct/root/{form}/{variant}")
+            add("correct", "propositional", form, variant, gold,
+                PROPOSITIONAL[form].format(x=a, premise=gold_premises[q]),
+                f"correct/propositional/{form}/{variant}")
+            add("correct", "global", form, variant, gold,
+                GLOBAL[form][q].format(x=a, premise=gold_premises[q]), f"correct/global/{form}/{variant}")
+        for rank, d in enumerate(sheet.distractors, 1):
+            b = option_phrase(ctx.task, d)
+            for q, variant in enumerate(VARIANTS):
+                add("incorrect", "root", form, variant, d, ROOT[form][q].format(x=b),
+                    f"incorrect/root/{form}/{variant}/d{rank}", d)
+                add("incorrect", "global", form, variant, d,
+                    GLOBAL[form][q].format(x=b, premise=sheet.premises[d]),
+                    f"incorrect/global/{form}/{variant}/d{rank}", d)
+        for ev in sheet.evidence:
+            add("incorrect", "propositional", form, _rank_variant(sheet, ev.distractor), gold,
+                PROPOSITIONAL[form].format(x=a, premise=ev.premise),
+                f"incorrect/propositional/{form}/{ev.evidence_id}", ev.distractor)
+    return items
+
+
+def _rank_variant(sheet: AnswerSheet, distractor: str) -> str:
+    # Table 7 lists the propositional incorrect rows as <B>, <C>, <D>: the row is the distractor rank.
+    return VARIANTS[sheet.distractors.index(distractor)]
+
+
+def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
+    ask = MC_ASK[ctx.task]
+    gold = sheet.gold
+    gold_premises = [sheet.premises[gold], *sheet.gold_rephrasings]
+    items: list[dict[str, Any]] = []
+
+    def add(bias: str, level: str, variant: str, named: str, question: str, slot: str,
+            distractor: str = "") -> None:
+        items.append(_item(ctx, sheet, "mc", slot, bias=bias, level=level,
+                           form="plain" if bias != "neutral" else "", variant=variant, option=named,
+                           distractor=distractor, gold=sheet.gold_letter, question=question))
+
+    add("neutral", "", "", "", f"{ask}?", "neutral")
+    a = option_phrase(ctx.task, gold)
+    for q, variant in enumerate(VARIANTS):
+        add("correct", "root", variant, gold, f"{ROOT['plain'][q].format(x=a)} {ask}?",
+            f"correct/root/plain/{variant}")
+        add("correct", "propositional", variant, gold, f"{ask}, based on {gold_premises[q]}?",
+            f"correct/propositional/plain/{variant}")
+        add("correct", "global", variant, gold,
+            f"{GLOBAL['plain'][q].format(x=a, premise=gold_premises[q])} {ask}?",
+            f"correct/global/plain/{variant}")
+    for rank, d in enumerate(sheet.distractors, 1):
+        b = option_phrase(ctx.task, d)
+        for q, variant in enumerate(VARIANTS):
+            add("incorrect", "root", variant, d, f"{ROOT['plain'][q].format(x=b)} {ask}?",
+                f"incorrect/root/plain/{variant}/d{rank}", d)
+            add("incorrect", "global", variant, d,
+                f"{GLOBAL['plain'][q].format(x=b, premise=sheet.premises[d])} {ask}?",
+                f"incorrect/global/plain/{variant}/d{rank}", d)
+    for ev in sheet.evidence:
+        add("incorrect", "propositional", _rank_variant(sheet, ev.distractor), ev.distractor,
+            f"{ask}, based on {ev.premise}?", f"incorrect/propositional/plain/{ev.evidence_id}",
+            ev.distractor)
+    return items
+
+
+def expand(ctx: Context, sheet: AnswerSheet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(binary items, MC items) of one context; hearsay has no MC items."""
+    mc = mc_items(ctx, sheet) if ctx.task in MC_ASK else []
+    return binary_items(ctx, sheet), mc
+
+
+def expected_counts(evidence_sets: int) -> tuple[int, int]:
+    """Table 1: items per context for a given E."""
+    return 54 + 2 * evidence_sets, 28 + evidence_sets
