@@ -85,7 +85,7 @@ def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path) -> list[P
 
 
 def score(
-    run_dirs: list[Path] = typer.Argument(..., help="Run folders holding records.parquet."),
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
     out: Path = typer.Option(..., "--out", help="Report folder (report.json, report.md, report.html)."),
 ) -> None:
     """Score records and write the unified report."""

@@ -1,0 +1,239 @@
+"""Time ``framebench score`` end to end on 500,000 synthetic records (issue 2 item 8).
+
+The records mix the three suites with the papers' group sizes: FramingQA 60 binary rows per
+context (18 correct-bias, 36 root/global incorrect-bias over 3 distractors, 6 propositional) and
+31 MC rows (9 + 18 + 3 + the neutral question); OMIT 8 models x 2 frames x 5 conditions per
+scenario plus a 5-persona panel at M0, a third of the scenarios conflict-labeled and the rest
+the candidate pool; embodied 7 variants per episode. Goal: <= 15 s on a 2-core machine.
+
+    python bench/score_bench.py [--records 500000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from framebench.records import COLUMNS, DEFAULTS, write_records
+
+MODELS = ["hf:/models/llama-8b", "hf:/models/gemma-12b", "openai:gpt-4.1-mini", "baseline:always-yes"]
+TASKS_BINARY = ["law_issue_spotting", "law_hearsay", "finance", "medicine"]
+TASKS_MC = ["law_issue_spotting", "finance", "medicine"]
+LEVELS = ["root", "propositional", "global"]
+OMIT_MODELS = [*MODELS, "hf:/models/qwen-9b", "hf:/models/llama-70b", "openai:gpt-4o-mini",
+               "openai:gemini-2.0-flash"]  # the paper evaluates 8 models
+PERSONAS = ["utilitarianism", "deontology", "virtue", "care", "contractualism"]
+LABELED_SHARE = 218 / 657  # conflict-labeled scenarios among the valid frames (OMIT paper)
+CONFLICTS = ["utilitarianism-deontology", "utilitarianism-care", "deontology-care", "virtue-care"]
+
+
+def text_template(fmt: str) -> pd.DataFrame:
+    """The rows of one context (bias, level, form, variant, distractor, slot)."""
+    forms = ["plain", "negated"] if fmt == "binary" else ["plain"]
+    rows = [("correct", lv, f, v, "") for lv in LEVELS for f in forms for v in ("Q1", "Q2", "Q3")]
+    rows += [("incorrect", lv, f, v, d) for lv in ("root", "global") for f in forms
+             for v in ("Q1", "Q2", "Q3") for d in ("d1", "d2", "d3")]
+    rows += [("incorrect", "propositional", f, "Q1", d) for f in forms for d in ("d1", "d2", "d3")]
+    if fmt == "mc":
+        rows.append(("neutral", "", "", "", ""))
+    t = pd.DataFrame(rows, columns=["bias", "level", "form", "variant", "distractor"])
+    t["slot"] = t.bias + "/" + t.level + "/" + t.form + "/" + t.variant + "/" + t.distractor
+    return t
+
+
+def text_records(rng: np.random.Generator, n_contexts: int, fmt: str, tasks: list[str]) -> pd.DataFrame:
+    template = text_template(fmt)
+    parts = []
+    for model in MODELS:
+        ctx = np.arange(n_contexts)
+        frame = template.loc[np.tile(template.index, n_contexts)].reset_index(drop=True)
+        ctx_of_row = np.repeat(ctx, len(template))
+        frame["model"] = model
+        frame["task"] = np.array(tasks)[ctx_of_row % len(tasks)]
+        frame["context_id"] = pd.Series(ctx_of_row).map(lambda i: f"ctx{i:05d}").to_numpy()
+        # per-context ease makes some contexts strict-correct and errors cluster
+        ease = rng.beta(4, 1.5, n_contexts)[ctx_of_row]
+        frame["correct"] = rng.random(len(frame)) < ease
+        parse = np.where(rng.random(len(frame)) < 0.02, "unparsed", "ok")
+        frame["parse"] = parse
+        frame["correct"] &= parse == "ok"
+        gold_choices = ["Yes", "No"] if fmt == "binary" else ["A", "B", "C", "D"]
+        frame["gold"] = np.array(gold_choices)[rng.integers(0, len(gold_choices), len(frame))]
+        frame["answer"] = np.where(frame["correct"], frame["gold"], "")
+        frame["option"] = np.where(frame["bias"] == "neutral", "", "opt")
+        frame["item_id"] = frame["context_id"] + "/" + fmt + "/" + frame["slot"]
+        parts.append(frame)
+    out = pd.concat(parts, ignore_index=True)
+    out["suite"], out["format"], out["output"] = "framingqa", fmt, out["answer"]
+    return out
+
+
+def omit_records(rng: np.random.Generator, n_scenarios: int) -> pd.DataFrame:
+    scen = np.array([f"S{i:04d}" for i in range(n_scenarios)])
+    conflicts = np.array(["|".join(rng.choice(CONFLICTS, rng.integers(1, 3), replace=False))
+                          if i < LABELED_SHARE * n_scenarios else ""  # the rest: candidate pool
+                          for i in range(n_scenarios)])
+    parts = []
+    panels = [(m, [f"M{k}" for k in range(5)]) for m in OMIT_MODELS]
+    panels += [(f"persona:{p}", ["M0"]) for p in PERSONAS]
+    for model, conditions in panels:
+        for condition in conditions:
+            for frame in ("action", "omission"):
+                no = rng.random(n_scenarios) < (0.6 if frame == "omission" else 0.5)
+                parse = np.where(rng.random(n_scenarios) < 0.01, "unparsed", "ok")
+                answer = np.where(parse == "ok", np.where(no, "No", "Yes"), "")
+                parts.append(pd.DataFrame({
+                    "model": model, "condition": condition, "frame": frame, "context_id": scen,
+                    "conflicts": conflicts, "answer": answer, "parse": parse, "output": answer,
+                    "item_id": [f"{s}/{frame}/{condition}" for s in scen],
+                }))
+    out = pd.concat(parts, ignore_index=True)
+    out["suite"], out["task"], out["format"], out["bias"] = "omit", "omit", "binary", "neutral"
+    return out
+
+
+def embodied_records(rng: np.random.Generator, n_episodes: int) -> pd.DataFrame:
+    variants = [("neutral", "")] + [(b, lv) for b in ("correct", "incorrect") for lv in LEVELS]
+    constraint = rng.choice(["none", "spatial", "temporal"], n_episodes)
+    parts = []
+    for model in MODELS:
+        for bias, level in variants:
+            pc = np.clip(rng.beta(2, 1.2, n_episodes), 0, 1)
+            pc = np.where(rng.random(n_episodes) < 0.35, 1.0, pc)
+            parts.append(pd.DataFrame({
+                "model": model, "bias": bias, "level": level,
+                "context_id": [f"ep{i:05d}" for i in range(n_episodes)],
+                "item_id": [f"ep{i:05d}/{bias}/{level}" for i in range(n_episodes)],
+                "constraint": constraint, "percent_complete": pc, "success": pc == 1.0,
+                "sim_steps": rng.integers(100, 1500, n_episodes), "replans": rng.integers(0, 20, n_episodes),
+            }))
+    out = pd.concat(parts, ignore_index=True)
+    out["suite"], out["task"], out["format"] = "embodied", "robotics", "episode"
+    return out
+
+
+def synthetic_records(total: int, seed: int = 0) -> pd.DataFrame:
+    """About ``total`` records: ~80 % text, ~10 % OMIT, ~10 % embodied."""
+    rng = np.random.default_rng(seed)
+    per_model_text = 0.8 * total / len(MODELS)
+    n_ctx = int(per_model_text / (60 + 31))
+    omit_rows_per_scenario = len(OMIT_MODELS) * 10 + len(PERSONAS) * 2
+    embodied_rows_per_episode = len(MODELS) * 7
+    frames = [
+        text_records(rng, n_ctx, "binary", TASKS_BINARY),
+        text_records(rng, n_ctx, "mc", TASKS_MC),
+        omit_records(rng, int(0.1 * total / omit_rows_per_scenario)),
+        embodied_records(rng, int(0.1 * total / embodied_rows_per_episode)),
+    ]
+    df = pd.concat(frames, ignore_index=True)
+    df["run_id"] = "bench"
+    for col, default in DEFAULTS.items():
+        if col not in df.columns:
+            df[col] = default
+        elif default is not None:
+            df[col] = df[col].fillna(default)
+    return df[list(COLUMNS)]
+
+
+class Timer:
+    """Wall and CPU seconds of a block (CPU shows the cost when the machine is shared)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    @staticmethod
+    def _cpu() -> float:
+        t = os.times()  # this process and finished child processes
+        return t.user + t.system + t.children_user + t.children_system
+
+    def __enter__(self) -> Timer:
+        self.wall, self.cpu = time.perf_counter(), self._cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = self._cpu() - self.cpu
+        print(f"  {self.label:<28} wall {self.wall:6.2f} s   cpu {self.cpu:6.2f} s")
+
+
+def phases(run_dir: Path) -> None:
+    """Each stage of ``framebench score`` on its own."""
+    from framebench.cli.score import load_runs
+    from framebench.scoring.compute import _omit_analysis
+    from framebench.scoring.embodied import score_embodied
+    from framebench.scoring.framingqa import score_framingqa
+    from framebench.scoring.omit import score_omit
+
+    with Timer("read + validate records"):
+        df, prompts = load_runs([run_dir])
+    with Timer("FramingQA metrics + CIs"):
+        report = {"framingqa": score_framingqa(df)}
+    with Timer("embodied metrics"):
+        report["embodied"] = score_embodied(df)
+    with Timer("OMIT metrics"):
+        report["omit"] = score_omit(df)
+    with Timer("OMIT analysis (helper D)"):
+        report["omit"]["analysis"] = _omit_analysis(df)
+    try:
+        from framebench.scoring.html import render_html
+        from framebench.scoring.markdown import render_markdown
+    except ImportError:
+        return
+    with Timer("report.md (helper A2)"):
+        render_markdown(report)
+    with Timer("report.html (helper A2)"):
+        render_html(report, df, prompts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=500_000)
+    parser.add_argument("--keep", type=Path, help="keep the run and report folders here")
+    parser.add_argument("--no-phases", action="store_true", help="only the end-to-end timings")
+    args = parser.parse_args()
+
+    from framebench.cli import main as cli_main
+
+    base = args.keep or Path(tempfile.mkdtemp(prefix="score-bench-"))
+    run_dir, out_dir = base / "run", base / "report"
+    t0 = time.perf_counter()
+    df = synthetic_records(args.records)
+    write_records(df, run_dir)
+    n = len(df)
+    print(f"generated and wrote {n:,} records in {time.perf_counter() - t0:.1f} s "
+          f"({df['suite'].value_counts().to_dict()})")
+    del df
+    print(f"cpus: {os.cpu_count()}, load average before timing: "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if not args.no_phases:
+        print("stages:")
+        phases(run_dir)
+
+    print("end to end:")
+    with Timer("framebench score (in-process)") as inproc:
+        try:
+            cli_main(["score", str(run_dir), "--out", str(out_dir / "inproc")])
+        except SystemExit as exc:
+            if exc.code:
+                raise
+    with Timer("framebench score (subprocess)") as sub:
+        subprocess.run([sys.executable, "-m", "framebench", "score", str(run_dir),
+                        "--out", str(out_dir / "subproc")], check=True, capture_output=True)
+    print(f"in-process: {inproc.wall:.2f} s = {n / inproc.wall:,.0f} records/s; "
+          f"subprocess: {sub.wall:.2f} s = {n / sub.wall:,.0f} records/s (goal <= 15 s)")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if not args.keep:
+        shutil.rmtree(base)
+
+
+if __name__ == "__main__":
+    main()

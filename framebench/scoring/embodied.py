@@ -1,0 +1,93 @@
+"""Embodied (robotics) metrics per planner model (FramingQA paper Table 6).
+
+An episode (``context_id``) has a neutral variant and biased variants at the three levels.
+Report rows: ``overall``; ``root``, ``propositional``, ``global`` (the biased variants at that
+level, plus every neutral variant for the ``*_mean_neutral`` column); then each constraint type
+present (``none``, ``spatial``, ``temporal``, ``heterogeneous``: the episodes of that type).
+
+Keys per row, for measure in completion (``percent_complete``), replans and steps
+(``sim_steps``):
+
+* ``<measure>_mean_<bias>``: mean over the row's variants with that bias.
+* ``completion_strict_<dir>``: share of episodes whose every variant in the set succeeds, where
+  the set is the episode's correct-bias variants (``correct``), incorrect-bias variants
+  (``incorrect``) or both (``all``) within the row. Episodes without a variant in the set are
+  left out.
+* ``replans_strict_<dir>`` / ``steps_strict_<dir>``: mean over the set's variants of the
+  episodes counted in ``completion_strict_<dir>``; None when no episode qualifies.
+* ``n_episodes``: episodes in the row.
+
+``success`` is the record's flag (when null: ``percent_complete == 1``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+MEASURES = {"completion": "percent_complete", "replans": "replans", "steps": "sim_steps"}
+BIASES = ("neutral", "correct", "incorrect")
+DIRECTIONS = ("correct", "incorrect", "all")
+LEVEL_ROWS = ("root", "propositional", "global")
+CONSTRAINT_ROWS = ("none", "spatial", "temporal", "heterogeneous")
+KEY = ["model", "row"]
+NEEDED = ["model", "context_id", "bias", "level", "constraint", "success", *MEASURES.values()]
+
+
+def _views(df: pd.DataFrame) -> pd.DataFrame:
+    """The records once per report row they belong to, tagged with column ``row``."""
+    neutral = df["bias"] == "neutral"
+    parts = [df.assign(row="overall")]
+    parts += [df[(df["level"] == lv) | neutral].assign(row=lv)
+              for lv in LEVEL_ROWS if (df["level"] == lv).any()]
+    parts += [df[df["constraint"] == c].assign(row=c)
+              for c in CONSTRAINT_ROWS if (df["constraint"] == c).any()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _strict(views: pd.DataFrame, direction: str) -> pd.DataFrame:
+    """Strict completion and strict replans/steps per (model, row) for one direction."""
+    in_set = views["bias"] != "neutral" if direction == "all" else views["bias"] == direction
+    rows = views[in_set]
+    qualifies = rows.groupby([*KEY, "context_id"], sort=False)["success"].transform("all")
+    episodes = rows.assign(q=qualifies).groupby([*KEY, "context_id"], sort=False)["q"].first()
+    out = pd.DataFrame({f"completion_strict_{direction}": episodes.groupby(level=KEY).mean()})
+    counted = rows[qualifies.to_numpy()]
+    for measure, column in MEASURES.items():
+        if measure != "completion":
+            out[f"{measure}_strict_{direction}"] = counted.groupby(KEY)[column].mean()
+    return out
+
+
+def score_embodied(df: pd.DataFrame) -> dict[str, Any]:
+    """``{model: {row: {key: value}}}`` for the embodied records in ``df`` (others ignored)."""
+    df = df.loc[df["suite"] == "embodied", NEEDED]
+    if df.empty:
+        return {}
+    success = df["success"].astype("boolean").fillna(df["percent_complete"] >= 1.0)
+    df = df.assign(success=success.astype(bool),
+                   replans=df["replans"].astype(float), sim_steps=df["sim_steps"].astype(float))
+    views = _views(df)
+
+    means = views.groupby([*KEY, "bias"])[list(MEASURES.values())].mean().unstack("bias")
+    table = pd.DataFrame(index=views.groupby(KEY).size().index)
+    for measure, column in MEASURES.items():
+        for bias in BIASES:
+            key = (column, bias)
+            table[f"{measure}_mean_{bias}"] = means[key] if key in means.columns else np.nan
+    for direction in DIRECTIONS:
+        table = table.join(_strict(views, direction))
+    table["n_episodes"] = views.groupby(KEY)["context_id"].nunique()
+
+    order = ["overall", *LEVEL_ROWS, *CONSTRAINT_ROWS]
+    columns = [f"{m}_{kind}_{x}" for m in MEASURES for kind, xs in
+               (("mean", BIASES), ("strict", DIRECTIONS)) for x in xs]
+    report: dict[str, Any] = {}
+    for (model, row), values in table.iterrows():  # one iteration per report row, not per record
+        entry = {c: (None if pd.isna(values.get(c)) else float(values[c])) for c in columns}
+        entry["n_episodes"] = int(values["n_episodes"])
+        report.setdefault(model, {})[row] = entry
+    return {model: dict(sorted(rows.items(), key=lambda kv: order.index(kv[0])))
+            for model, rows in report.items()}

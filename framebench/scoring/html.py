@@ -1,0 +1,246 @@
+"""``report.html``: one self-contained page with the report's tables, figures and a per-context
+drill-down of the records.
+
+Everything model- or data-derived (outputs, prompts, ids, model names) is untrusted and reaches
+the page only through Jinja2 autoescaping; the page also carries a Content-Security-Policy that
+forbids scripts and external loads. Figures are inline base64 PNGs; there is no JavaScript.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+import markupsafe
+import pandas as pd
+
+from framebench.scoring.figures import png_base64, report_figures
+from framebench.scoring.markdown import (
+    TASK_ORDER,
+    Table,
+    numeric_column,
+    omit_analysis_markdown,
+    ordered,
+    pct,
+    report_sections,
+    task_name,
+)
+
+DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
+TITLE = "framebench report"
+GROUP_KEYS = ["model", "suite", "task", "format"]
+SUITE_ORDER = ("framingqa", "embodied", "omit")
+COLUMNS_BY_SUITE = {
+    "framingqa": ["item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
+                  "answer", "parse", "correct"],
+    "embodied": ["item_id", "bias", "level", "form", "variant", "constraint", "percent_complete",
+                 "success", "sim_steps", "replans"],
+    "omit": ["item_id", "condition", "frame", "conflicts", "answer", "parse"],
+}
+RANKS = {
+    "bias": {"neutral": 0, "correct": 1, "incorrect": 2},
+    "level": {"": 0, "root": 1, "propositional": 2, "global": 3},
+}
+ROW_ORDER = ["condition", "frame", "bias", "level", "distractor", "form", "variant", "item_id"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class VariantView:
+    cells: list[Cell]
+    question: str
+    output: str
+
+
+@dataclass(frozen=True)
+class ContextView:
+    context_id: str
+    summary: str
+    status: str  # "pass", "fail" or "" (css class of the summary)
+    variants: list[VariantView]
+
+
+@dataclass(frozen=True)
+class GroupView:
+    title: str
+    columns: list[str]
+    total: int
+    contexts: list[ContextView] = field(default_factory=list)
+
+    @property
+    def omitted(self) -> int:
+        return self.total - len(self.contexts)
+
+
+# ---------------------------------------------------------------- drill-down
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+def _true(value: Any) -> bool:
+    return not _missing(value) and bool(value)
+
+
+def format_cell(column: str, value: Any) -> Cell:
+    """A record value as display text; booleans as check marks."""
+    if _missing(value):
+        return Cell("")
+    if column in ("correct", "success"):
+        return Cell("✓", "ok") if bool(value) else Cell("✗", "bad")
+    if column == "percent_complete":
+        return Cell(pct(value) + " %", "num")
+    if column in ("sim_steps", "replans"):
+        return Cell(str(int(value)), "num")
+    return Cell(str(value))
+
+
+def _context_summary(suite: str, records: list[dict[str, Any]]) -> tuple[str, str]:
+    n = len(records)
+    if suite == "framingqa":
+        k = sum(_true(r.get("correct")) and r.get("parse") == "ok" for r in records)
+        strict = "pass" if k == n else "fail"
+        return f"{k}/{n} correct · strict {'✓' if k == n else '✗'}", strict
+    if suite == "embodied":
+        k = sum(_true(r.get("success")) for r in records)
+        completions = [float(r["percent_complete"]) for r in records
+                       if not _missing(r.get("percent_complete"))]
+        mean = sum(completions) / len(completions) if completions else None
+        return (f"{k}/{n} variants succeeded · mean completion {pct(mean)} %",
+                "pass" if k == n else "fail")
+    parsed = sum(1 for r in records if r.get("parse") == "ok")
+    return f"{n} responses, {parsed} parsed", ""
+
+
+def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
+                  prompts: Mapping[str, str]) -> ContextView:
+    columns = COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"])
+    variants = [
+        VariantView(
+            cells=[format_cell(c, record.get(c)) for c in columns],
+            question=str(prompts.get(str(record["item_id"]), "")),
+            output="" if _missing(record.get("output")) else str(record["output"]),
+        )
+        for record in records
+    ]
+    summary, status = _context_summary(suite, records)
+    return ContextView(str(context_id), summary, status, variants)
+
+
+def select_contexts(records: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The records of the first ``limit`` contexts (by id) of each model x suite x task x format,
+    and the number of contexts of each such group."""
+    contexts = records[[*GROUP_KEYS, "context_id"]].drop_duplicates()
+    contexts = contexts.sort_values([*GROUP_KEYS, "context_id"])
+    totals = contexts.groupby(GROUP_KEYS, sort=False).size().rename("total").reset_index()
+    shown = contexts[contexts.groupby(GROUP_KEYS, sort=False).cumcount() < limit]
+    subset = records.merge(shown, on=[*GROUP_KEYS, "context_id"], how="inner")
+    return subset, totals
+
+
+def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by group (model, suite, task, format), context id, then variant."""
+    suite_rank = {s: i for i, s in enumerate(SUITE_ORDER)}
+    task_rank = {t: i for i, t in enumerate(TASK_ORDER)}
+    keys = {
+        "model": rows["model"],
+        "suite": rows["suite"].map(suite_rank).fillna(len(SUITE_ORDER)),
+        "task_rank": rows["task"].map(task_rank).fillna(len(TASK_ORDER)),
+        "task": rows["task"],
+        "format": rows["format"],
+        "context_id": rows["context_id"],
+    }
+    for column in ROW_ORDER:
+        keys[column] = (rows[column].map(RANKS[column]).fillna(9) if column in RANKS
+                        else rows[column].fillna(""))
+    order = pd.DataFrame(keys, index=rows.index).sort_values(list(keys), kind="stable").index
+    return rows.loc[order]
+
+
+def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
+              limit: int = DRILLDOWN_LIMIT) -> list[GroupView]:
+    """Per-context views of the records, capped at ``limit`` contexts per group."""
+    if records is None or records.empty:
+        return []
+    subset, totals = select_contexts(records, limit)
+    total_of = {tuple(row[:4]): int(row[4]) for row in totals.itertuples(index=False)}
+    rows = _display_order(subset).to_dict("records")
+    groups = []
+    for key, group_rows in itertools.groupby(rows, key=lambda r: tuple(r[k] for k in GROUP_KEYS)):
+        model, suite, task, fmt = key
+        contexts = [_context_view(suite, cid, list(ctx_rows), prompts)
+                    for cid, ctx_rows in itertools.groupby(group_rows, key=lambda r: r["context_id"])]
+        groups.append(GroupView(
+            title=f"{model} · {task_name(task)} · {fmt}",
+            columns=COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"]),
+            total=total_of[key],
+            contexts=contexts,
+        ))
+    return groups
+
+
+# ---------------------------------------------------------------- page
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("framebench.scoring", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+    )
+
+
+def _table_view(table: Table) -> dict[str, Any]:
+    return {"title": table.title, "caption": table.caption, "header": table.header,
+            "rows": table.rows,
+            "numeric": [numeric_column(table, i) for i in range(len(table.header))]}
+
+
+def _analysis_html(report: Mapping[str, Any]) -> markupsafe.Markup | None:
+    """The OMIT analysis section's Markdown as HTML; raw HTML in it is escaped, not passed."""
+    text = omit_analysis_markdown(report)
+    if not text:
+        return None
+    from markdown_it import MarkdownIt
+
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    return markupsafe.Markup(renderer.render(text))  # noqa: S704  (html=False escapes input)
+
+
+def _meta(records: pd.DataFrame | None) -> str:
+    if records is None or records.empty:
+        return "No records."
+    models = ordered(records["model"].unique())
+    suites = ordered(records["suite"].unique(), SUITE_ORDER)
+    return (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "
+            f"suites: {', '.join(suites)}")
+
+
+def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
+                prompts: Mapping[str, str] | None = None, *,
+                drilldown_limit: int = DRILLDOWN_LIMIT) -> str:
+    """``report.html``: tables, inline figures and the capped per-context drill-down."""
+    sections = [{"title": s.title, "tables": [_table_view(t) for t in s.tables]}
+                for s in report_sections(report)]
+    figures = [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        title=TITLE,
+        meta=_meta(records),
+        sections=sections,
+        analysis_html=_analysis_html(report),
+        figures=figures,
+        groups=drilldown(records, prompts or {}, drilldown_limit),
+        limit=drilldown_limit,
+    )

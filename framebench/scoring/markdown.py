@@ -1,0 +1,403 @@
+"""Report tables (shaped like FramingQA Tables 3-6 and OMIT Tables 2 and 11) and their Markdown.
+
+``report_sections(report)`` turns a report dict (fractions, as in ``report.json``) into display
+tables of pre-formatted strings; ``render_markdown`` and the HTML renderer both draw from it, so the
+two reports always show the same numbers. Percentages carry one decimal; strict metrics show their
+95 % interval as ``value (lo, hi)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TASK_ORDER = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "all")
+FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
+LEVELS = ("root", "propositional", "global")
+LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
+DIRECTIONS = ("correct", "incorrect", "all")
+EMBODIED_ROWS = {
+    "overall": "Overall",
+    "root": "Root",
+    "propositional": "Propositional",
+    "global": "Global",
+    "none": "No constraint",
+    "spatial": "Spatial",
+    "temporal": "Temporal",
+    "heterogeneous": "Heterogeneous",
+}
+EMBODIED_METRICS = {
+    "completion": "Task completion (%) ↑",
+    "replans": "Number of replans (execution instability) ↓",
+    "steps": "Number of steps (planning inefficiency) ↓",
+}
+SIGNIFICANCE = 0.05
+MISSING = "–"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A display table: every cell already formatted as text."""
+
+    title: str
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    tables: list[Table] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def pct(value: Any) -> str:
+    """A fraction as a percentage with one decimal; tiny non-zero values in scientific form
+    (expected strict accuracy can be 1e-15, which "0.0" would hide)."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    percent = 100.0 * number
+    if 0 < abs(percent) < 0.05:
+        return f"{percent:.0e}"
+    return f"{percent:.1f}"
+
+
+def pct_ci(value: Any, ci: Any) -> str:
+    """``27.7 (20.1, 35.0)``: a percentage and its interval, when the interval is known."""
+    text = pct(value)
+    if text == MISSING or not isinstance(ci, list | tuple) or len(ci) != 2:
+        return text
+    lo, hi = pct(ci[0]), pct(ci[1])
+    if MISSING in (lo, hi):
+        return text
+    return f"{text} ({lo}, {hi})"
+
+
+def num(value: Any, digits: int = 1) -> str:
+    number = _number(value)
+    return MISSING if number is None else f"{number:.{digits}f}"
+
+
+def count(value: Any) -> str:
+    number = _number(value)
+    return MISSING if number is None else str(int(number))
+
+
+def p_value(value: Any) -> str:
+    number = _number(value)
+    if number is None:
+        return MISSING
+    return f"{number:.2e}" if number < 1e-3 else f"{number:.4f}"
+
+
+def _natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def ordered(keys: Iterable[str], order: Iterable[str] = ()) -> list[str]:
+    """Keys in a preferred order first, then the rest in natural order (M2 before M10)."""
+    keys = list(keys)
+    preferred = [k for k in order if k in keys]
+    return preferred + sorted((k for k in keys if k not in preferred), key=_natural_key)
+
+
+def task_name(task: str) -> str:
+    return "all (pooled)" if task == "all" else task
+
+
+# ---------------------------------------------------------------- FramingQA
+
+
+def _framingqa_cells(fqa: Mapping[str, Any], fmt: str) -> Iterable[tuple[str, str, Mapping]]:
+    """(model, task, metrics) for one format, models and tasks in report order."""
+    for model in ordered(fqa):
+        for task in ordered(fqa[model], TASK_ORDER):
+            metrics = fqa[model][task].get(fmt)
+            if metrics:
+                yield model, task, metrics
+
+
+def _strict(metrics: Mapping[str, Any], name: str) -> str:
+    return pct_ci(metrics.get(name), metrics.get(f"{name}_ci"))
+
+
+def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
+    """FramingQA Table 3 for one format, extended with the per-direction strict metrics."""
+    extra = ["All (Yes)", "All (No)"] if fmt == "binary" else ["Neutral"]
+    header = ["Model", "Task", "n", "Unparsed", "Mean", "Strict correct", "Strict incorrect",
+              "Strict pair", "Strict all", *extra]
+    rows = []
+    for model, task, m in _framingqa_cells(fqa, fmt):
+        if fmt == "binary":
+            tail = [_strict(m, "strict_all_yes"), _strict(m, "strict_all_no")]
+        else:
+            tail = [pct(m.get("neutral"))]
+        rows.append([model, task_name(task), count(m.get("n_contexts")), pct(m.get("unparsed_rate")),
+                     pct(m.get("mean")), _strict(m, "strict_correct"), _strict(m, "strict_incorrect"),
+                     _strict(m, "strict_pair"), _strict(m, "strict_all"), *tail])
+    if not rows:
+        return None
+    return Table(
+        title=f"{FORMAT_NAMES.get(fmt, fmt)}: context-level accuracy (%) (cf. FramingQA Table 3)",
+        caption="Mean: share of a context's questions answered correctly, averaged over contexts. "
+        "Strict correct / incorrect / all: the context scores only if every correct-bias / "
+        "incorrect-bias (per distractor) / every question is correct; pair: all correct-bias "
+        "questions plus all questions of one distractor. Unparsed answers count as wrong. "
+        "Brackets: 95 % cluster-bootstrap interval over contexts.",
+        header=header,
+        rows=rows,
+    )
+
+
+def framingqa_expected_table(fqa: Mapping[str, Any]) -> Table | None:
+    """FramingQA Table 4: observed vs expected strict accuracy under independent errors."""
+    header = ["Model", "Task", "Format"]
+    for direction in DIRECTIONS:
+        header += [f"{direction.capitalize()} Exp.", f"{direction.capitalize()} Act."]
+    rows = []
+    for fmt in FORMAT_NAMES:
+        for model, task, m in _framingqa_cells(fqa, fmt):
+            row = [model, task_name(task), fmt]
+            for direction in DIRECTIONS:
+                row += [pct(m.get(f"expected_{direction}")), _strict(m, f"strict_{direction}")]
+            rows.append(row)
+    if not rows:
+        return None
+    return Table(
+        title="Observed (Act.) and expected (Exp.) strict accuracy (%) (cf. FramingQA Table 4)",
+        caption="Expected: the product of each question slot's accuracy over the task's contexts, "
+        "i.e. strict accuracy if errors were independent across a context's questions.",
+        header=header,
+        rows=rows,
+    )
+
+
+def framingqa_level_table(fqa: Mapping[str, Any], stat: str) -> Table | None:
+    """FramingQA Table 5 (one half: ``stat`` is ``mean`` or ``strict``)."""
+    header = ["Model", "Task", "Format"]
+    header += [f"{d.capitalize()} {LEVEL_NAMES[lv]}" for d in DIRECTIONS for lv in LEVELS]
+    rows = []
+    for fmt in FORMAT_NAMES:
+        for model, task, m in _framingqa_cells(fqa, fmt):
+            levels = m.get("levels") or {}
+            cells = [pct(((levels.get(lv) or {}).get(d) or {}).get(stat))
+                     for d in DIRECTIONS for lv in LEVELS]
+            if any(cell != MISSING for cell in cells):
+                rows.append([model, task_name(task), fmt, *cells])
+    if not rows:
+        return None
+    what = ("Mean: accuracy over the level's questions" if stat == "mean"
+            else "Strict: the context scores only if every question at the level is correct")
+    return Table(
+        title=f"Accuracy (%) by structural level, {stat} (cf. FramingQA Table 5)",
+        caption=f"{what}. Correct / Incorrect: bias framing direction; All: both.",
+        header=header,
+        rows=rows,
+    )
+
+
+def framingqa_tables(fqa: Mapping[str, Any]) -> list[Table]:
+    tables = [framingqa_accuracy_table(fqa, fmt) for fmt in FORMAT_NAMES]
+    tables += [framingqa_expected_table(fqa)]
+    tables += [framingqa_level_table(fqa, stat) for stat in ("mean", "strict")]
+    return [t for t in tables if t is not None]
+
+
+# ---------------------------------------------------------------- embodied
+
+
+def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
+    """One block of FramingQA Table 6, models stacked."""
+    fmt = pct if metric == "completion" else num
+    header = ["Model", "Row", "Mean Neu", "Mean correct", "Mean incorrect",
+              "Strict correct", "Strict incorrect", "Strict all"]
+    keys = [f"{metric}_mean_neutral", f"{metric}_mean_correct", f"{metric}_mean_incorrect",
+            f"{metric}_strict_correct", f"{metric}_strict_incorrect", f"{metric}_strict_all"]
+    rows = []
+    for model in ordered(emb):
+        for row in ordered(emb[model], EMBODIED_ROWS):
+            values = emb[model][row]
+            rows.append([model, EMBODIED_ROWS.get(row, row), *(fmt(values.get(k)) for k in keys)])
+    if not rows:
+        return None
+    return Table(
+        title=f"Embodied: {EMBODIED_METRICS[metric]} (cf. FramingQA Table 6)",
+        caption="Mean: over instruction variants. Strict completion: share of episodes whose every "
+        "variant in the set succeeds; strict replans/steps: mean over the variants of those episodes "
+        f"({MISSING} when no episode qualifies).",
+        header=header,
+        rows=rows,
+    )
+
+
+def embodied_tables(emb: Mapping[str, Any]) -> list[Table]:
+    return [t for t in (embodied_table(emb, metric) for metric in EMBODIED_METRICS) if t]
+
+
+# ---------------------------------------------------------------- OMIT
+
+
+def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
+    """OMIT Table 2, one row per model and condition."""
+    header = ["Model", "Condition", "n", "OBR (95% CI)", "ABR", "FCR", "Unparsed pairs"]
+    rows = []
+    for model in ordered(rates):
+        for condition in ordered(rates[model]):
+            r = rates[model][condition]
+            obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")])
+            rows.append([model, condition, count(r.get("n")), obr, pct(r.get("ABR")),
+                         pct(r.get("FCR")), count(r.get("unparsed_pairs"))])
+    if not rows:
+        return None
+    return Table(
+        title="OMIT: framing-invariant bias rates (%) (cf. OMIT Table 2)",
+        caption="Over scenarios with both frames parsed (n pairs), in (action, omission) order: "
+        "OBR = (No, No), ABR = (Yes, Yes), FCR = (Yes, No) or (No, Yes). "
+        "Brackets: Wilson 95 % interval.",
+        header=header,
+        rows=rows,
+    )
+
+
+def omit_conditions_table(rates: Mapping[str, Any]) -> Table | None:
+    """OMIT Table 11: conditions side by side, with the unweighted mean over models."""
+    conditions = ordered({c for by_condition in rates.values() for c in by_condition})
+    if len(conditions) < 2:
+        return None
+    stats = ("OBR", "ABR", "FCR")
+    header = ["Model"] + [f"{c} {s}" for c in conditions for s in stats]
+    models = ordered(rates)
+    rows = [[model] + [pct((rates[model].get(c) or {}).get(s)) for c in conditions for s in stats]
+            for model in models]
+    mean_row = ["Mean"]
+    for c in conditions:
+        for s in stats:
+            values = [_number((rates[m].get(c) or {}).get(s)) for m in models]
+            values = [v for v in values if v is not None]
+            mean_row.append(pct(sum(values) / len(values)) if values else MISSING)
+    return Table(
+        title="OMIT: outcome rates (%) by intervention condition (cf. OMIT Table 11)",
+        caption="M0 is the baseline. Mean: unweighted mean across models.",
+        header=header,
+        rows=rows + [mean_row],
+    )
+
+
+def omit_mcnemar_table(tests: list[Mapping[str, Any]]) -> Table | None:
+    rows = [[t.get("model", ""), t.get("condition", ""), count(t.get("b")), count(t.get("c")),
+             p_value(t.get("p")), p_value(t.get("p_holm")),
+             "*" if (_number(t.get("p_holm")) or 1.0) < SIGNIFICANCE else ""]
+            for t in sorted(tests, key=lambda t: (str(t.get("model")),
+                                                  _natural_key(str(t.get("condition")))))]
+    if not rows:
+        return None
+    return Table(
+        title="OMIT: intervention tests (exact one-sided McNemar vs M0, Holm-corrected)",
+        caption="b: scenarios (No, No) at M0 but not at the condition; c: the reverse. "
+        "H1: the condition has fewer (No, No) pairs. * = Holm-adjusted p < .05.",
+        header=["Model", "Condition", "b", "c", "p", "p (Holm)", "sig."],
+        rows=rows,
+    )
+
+
+def omit_conflicts_table(conflicts: Mapping[str, Any]) -> Table | None:
+    labels = ordered({label for by_condition in conflicts.values()
+                      for by_label in by_condition.values() for label in by_label})
+    rows = [[model, condition, *(pct(conflicts[model][condition].get(label)) for label in labels)]
+            for model in ordered(conflicts) for condition in ordered(conflicts[model])]
+    if not rows or not labels:
+        return None
+    return Table(
+        title="OMIT: OBR (%) by persona conflict",
+        caption="Scenarios grouped by the philosophical conflicts the persona panel disagreed on.",
+        header=["Model", "Condition", *labels],
+        rows=rows,
+    )
+
+
+def omit_tables(omit: Mapping[str, Any]) -> list[Table]:
+    rates = omit.get("rates") or {}
+    tables = [omit_rates_table(rates), omit_conditions_table(rates),
+              omit_mcnemar_table(omit.get("mcnemar") or []),
+              omit_conflicts_table(omit.get("conflicts") or {})]
+    return [t for t in tables if t is not None]
+
+
+# ---------------------------------------------------------------- assembly
+
+
+def report_sections(report: Mapping[str, Any]) -> list[Section]:
+    """The report's tables, one section per suite present."""
+    sections = []
+    if report.get("framingqa"):
+        sections.append(Section("FramingQA (text)", framingqa_tables(report["framingqa"])))
+    if report.get("embodied"):
+        sections.append(Section("FramingQA robotics (embodied)", embodied_tables(report["embodied"])))
+    if report.get("omit"):
+        sections.append(Section("OMIT", omit_tables(report["omit"])))
+    return sections
+
+
+def omit_analysis_markdown(report: Mapping[str, Any]) -> str | None:
+    """The OMIT persona/kappa analysis section, when both it and its renderer exist."""
+    analysis = (report.get("omit") or {}).get("analysis")
+    if not analysis:
+        return None
+    try:
+        from framebench.scoring import omit_analysis
+    except ImportError:
+        return None
+    return omit_analysis.markdown(analysis)
+
+
+def _md_cell(text: str) -> str:
+    """A table cell: pipes and backslashes escaped, no line breaks, no raw HTML (names come from
+    data and model specs, and Markdown viewers would render tags)."""
+    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def table_markdown(table: Table) -> str:
+    lines = [f"### {table.title}", "", f"_{table.caption}_", ""]
+    lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
+    lines.append("|" + "|".join("---:" if numeric_column(table, i) else "---"
+                                for i in range(len(table.header))) + "|")
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def numeric_column(table: Table, index: int) -> bool:
+    cells = [row[index] for row in table.rows if row[index] != MISSING]
+    return bool(cells) and all(re.match(r"^-?[\d.]", c) for c in cells)
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """``report.md``: every table of the report, percentages with one decimal."""
+    parts = ["# framebench report"]
+    sections = report_sections(report)
+    if not sections:
+        parts.append("No records to report.")
+    for section in sections:
+        parts.append(f"## {section.title}")
+        parts += [table_markdown(t) for t in section.tables]
+    analysis = omit_analysis_markdown(report)
+    if analysis:
+        parts.append(analysis.strip())
+    return "\n\n".join(parts) + "\n"
