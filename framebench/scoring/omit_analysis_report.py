@@ -1,0 +1,259 @@
+"""Markdown tables (shaped like OMIT Tables 8-12) and figures (in the spirit of OMIT Figures 2, 3,
+5 and 6) for the dict returned by ``framebench.scoring.omit_analysis.analyze``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from matplotlib.figure import Figure
+
+PERSONA_NAMES = {"utilitarianism": "Utilitarianism", "deontology": "Deontology", "virtue": "Virtue",
+                 "care": "Care", "contractualism": "Contractualism"}
+TRANSITION_NAMES = {"NN->FC": "(N,N) → (Y,N) / (N,Y)", "NN->NN": "(N,N) → (N,N)",
+                    "NN->YY": "(N,N) → (Y,Y)", "NN->unparsed": "(N,N) → unparsed"}
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def _signed(v: float | None) -> str:
+    return "—" if v is None else f"{v:+.3f}"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{100 * v:.1f}%"
+
+
+def _ckey(c: str) -> tuple[int, str]:
+    m = re.fullmatch(r"M(\d+)", c)
+    return (int(m.group(1)) if m else 10**6, c)
+
+
+def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
+    align = align or "l" + "r" * (len(header) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |",
+            *("| " + " | ".join(r) + " |" for r in rows), ""]
+
+
+def _conflict_name(label: str) -> str:
+    return "–".join(PERSONA_NAMES.get(p, p) for p in label.split("-"))
+
+
+def markdown(analysis: dict[str, Any]) -> str:
+    if not analysis:
+        return ""
+    out = ["## OMIT analyses", ""]
+    rates = analysis.get("rates_selected", {})
+    if rates:
+        out += ["### Omission bias on the conflict-labeled scenarios, baseline M0 (OMIT Table 9)", ""]
+        rows = []
+        for model in sorted(rates):
+            r = rates[model].get("M0") or next(iter(rates[model].values()))
+            rows.append([model, _f(r["OBR"]), f"[{_f(r['OBR_low'])}, {_f(r['OBR_high'])}]", _f(r["ABR"]),
+                         _f(r["FCR"]), str(r["n"]), str(r["unparsed_pairs"])])
+        out += _table(["Model", "OBR", "95% CI", "ABR", "FCR", "n", "dropped pairs"], rows)
+        out += ["Per-condition rates (OMIT Table 11) are in the OMIT section above.", ""]
+    rb = analysis.get("random_baselines", {})
+    if rb.get("pooled"):
+        out += [f"### OBR lift over a size-matched random baseline (OMIT Table 8; K={rb['k']})", ""]
+        rows = [["Panel disagreement", p["condition"], str(p["models"]), _signed(p["lift"]),
+                 f"[{_signed(p['lift_low'])}, {_signed(p['lift_high'])}]", _p(p["p"])] for p in rb["pooled"]]
+        out += _table(["Selector", "Condition", "Models", "Lift", "95% CI", "p"], rows, "llrrrr")
+    if rb.get("rows"):
+        out += ["### Filtered vs random baselines (OMIT Table 10)", ""]
+        rows, by_cond = [], {}
+        for r in sorted(rb["rows"], key=lambda r: (_ckey(r["condition"]), r["model"])):
+            flag = "†" if r["complement_with_replacement"] else ""
+            rows.append([r["model"], r["condition"], _f(r["filtered"]), _f(r["random_full"]),
+                         _f(r["random_complement"]) + flag, str(r["n_selected"]), str(r["n_pool"])])
+            by_cond.setdefault(r["condition"], []).append(r)
+        for c, rs in sorted(by_cond.items(), key=lambda kv: _ckey(kv[0])):
+            mean = [sum(r[k] for r in rs) / len(rs) for k in ("filtered", "random_full", "random_complement")]
+            rows.append(["**Mean**", c, *(_f(v) for v in mean), "", ""])
+        out += _table(["Model", "Condition", "Filtered", "Random-full", "Random-complement", "n sel.",
+                       "n pool"], rows, "llrrrrr")
+        if any(r["complement_with_replacement"] for r in rb["rows"]):
+            out += ["† complement smaller than the selected set: drawn with replacement.", ""]
+    fp = analysis.get("fingerprint", {})
+    if fp.get("cells"):
+        out += [f"### Persona-alignment fingerprint: Cohen's κ (OMIT Figure 6; permutation K={fp['k']})", ""]
+        grid: dict[tuple[str, str], dict[str, Any]] = {}
+        for c in fp["cells"]:
+            grid.setdefault((c["model"], c["condition"]), {})[c["persona"]] = c
+        rows = []
+        for (model, cond) in sorted(grid, key=lambda mc: (mc[0], _ckey(mc[1]))):
+            row = [model, cond]
+            for p in fp["personas"]:
+                c = grid[(model, cond)].get(p)
+                if not c or c["kappa"] is None:
+                    row.append("—")
+                else:
+                    star = "*" if c["p"] is not None and c["p"] < 0.05 else ""
+                    deg = "°" if c["status"].startswith("degenerate") else ""
+                    row.append(f"{c['kappa']:+.2f}{star}{deg}")
+            rows.append(row)
+        out += _table(["Model", "Condition", *(PERSONA_NAMES.get(p, p) for p in fp["personas"])], rows,
+                      "ll" + "r" * len(fp["personas"]))
+        out += ["\\* permutation p < 0.05; ° a constant rater (κ = 0, p = 1); — undefined.", ""]
+    st = analysis.get("strength", {})
+    if st.get("rows"):
+        out += ["### OBR by persona-disagreement strength (OMIT Figure 3)", ""]
+        levels = st["levels"]
+        grid = {}
+        for r in st["rows"]:
+            grid.setdefault((r["model"], r["condition"]), {})[r["strength"]] = r
+        rows = []
+        for (model, cond) in sorted(grid, key=lambda mc: (mc[0], _ckey(mc[1]))):
+            rows.append([model, cond] + [
+                f"{_f(grid[(model, cond)][k]['OBR'])} ({grid[(model, cond)][k]['n']})"
+                if k in grid[(model, cond)] else "—" for k in levels])
+        out += _table(["Model", "Condition", *(f"strength {k}" for k in levels)], rows,
+                      "ll" + "r" * len(levels))
+        out += ["Strength = conflicting persona pairs |(Y,N)| × |(N,Y)| (0 = pool scenario); "
+                "cells show OBR (pairs).", ""]
+    ta = analysis.get("trace_audit", {})
+    if ta.get("rows") and any(r["records"] for r in ta["rows"]):
+        out += [f"### Principle-like reasoning in {ta['condition']} traces from baseline (N,N) "
+                "(OMIT Table 12)", ""]
+        rows = [[TRANSITION_NAMES.get(r["transition"], r["transition"]), str(r["records"]),
+                 _pct(r["tier_a_rate"]), _pct(r["tier_ab_rate"])] for r in ta["rows"]]
+        out += _table(["Transition", "Records", "Tier-A either", "Tier-A/B either"], rows)
+        out += [f"Of {ta['baseline_nn']} baseline (N,N) pairs, {ta['missing']} lacked "
+                f"{ta['condition']} responses.", ""]
+    return "\n".join(out)
+
+
+# --- figures --------------------------------------------------------------------------------------
+
+def figures(analysis: dict[str, Any]) -> list[tuple[str, Figure]]:
+    """``[(title, figure)]``; sections without data are skipped."""
+    if not analysis:
+        return []
+    out = []
+    for title, make in (("OMIT Figure 2: filtered vs random OBR", _fig_random),
+                        ("OMIT Figure 3: disagreement strength vs OBR", _fig_strength),
+                        ("OMIT Figure 5: per-conflict OBR", _fig_conflicts),
+                        ("OMIT Figure 6: persona-alignment fingerprint", _fig_fingerprint)):
+        fig = make(analysis)
+        if fig is not None:
+            out.append((title, fig))
+    return out
+
+
+def _baseline_condition(conds: set[str]) -> str:
+    return "M0" if "M0" in conds else sorted(conds, key=_ckey)[0]
+
+
+def _fig_random(analysis: dict[str, Any]) -> Figure | None:
+    rows = analysis.get("random_baselines", {}).get("rows", [])
+    if not rows:
+        return None
+    cond = _baseline_condition({r["condition"] for r in rows})
+    rows = sorted((r for r in rows if r["condition"] == cond), key=lambda r: r["model"])
+    fig = Figure(figsize=(max(4.0, 1.2 * len(rows) + 2), 3.6))
+    ax = fig.add_subplot()
+    xs = range(len(rows))
+    for offset, key, color, name in ((-0.2, "filtered", "#2e7d32", "filtered"),
+                                     (0.2, "complement", "#9e9e9e", "complement")):
+        vals = [r[key] for r in rows]
+        err = [[v - (r[f"{key}_low"] if r[f"{key}_low"] is not None else v) for v, r in zip(vals, rows, strict=True)],
+               [(r[f"{key}_high"] if r[f"{key}_high"] is not None else v) - v for v, r in zip(vals, rows, strict=True)]]
+        ax.bar([x + offset for x in xs], vals, width=0.4, color=color, yerr=err, capsize=3, label=name)
+    for x, r in zip(xs, rows, strict=True):
+        ax.hlines(r["random_full"], x - 0.45, x + 0.45, colors="#ef6c00", linestyles="dashed",
+                  label="random-full" if x == 0 else None)
+    ax.set_xticks(list(xs), [r["model"][-24:] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(f"OBR ({cond})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _fig_strength(analysis: dict[str, Any]) -> Figure | None:
+    st = analysis.get("strength", {})
+    if not st.get("rows"):
+        return None
+    cond = _baseline_condition({r["condition"] for r in st["rows"]})
+    fig = Figure(figsize=(5, 3.6))
+    ax = fig.add_subplot()
+    for model in sorted({r["model"] for r in st["rows"]}):
+        pts = sorted((r["strength"], r["OBR"]) for r in st["rows"] if r["model"] == model and r["condition"] == cond)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1, alpha=0.6, marker=".", label=model[-24:])
+    mean = sorted((m["strength"], m["OBR"]) for m in st["mean"] if m["condition"] == cond)
+    ax.plot([p[0] for p in mean], [p[1] for p in mean], lw=3, color="black", label="mean")
+    ax.set_xlabel("disagreement strength (conflicting persona pairs)")
+    ax.set_ylabel(f"OBR ({cond})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _heatmap(ax, matrix: list[list[float | None]], rows: list[str], cols: list[str],
+             notes: list[list[str]], cmap: str, vmin: float, vmax: float):
+    import numpy as np
+
+    data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
+    im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, rotation=40, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    for i, row in enumerate(notes):
+        for j, text in enumerate(row):
+            ax.text(j, i, text, ha="center", va="center", fontsize=6)
+    return im
+
+
+def _fig_conflicts(analysis: dict[str, Any]) -> Figure | None:
+    per = analysis.get("per_conflict", {})
+    cells = [(m, c, lab, v) for m, conds in per.items() for c, labs in conds.items() for lab, v in labs.items()]
+    if not cells:
+        return None
+    order = list(PERSONA_NAMES)
+    labels = sorted({c[2] for c in cells}, key=lambda lab: (not lab.startswith("utilitarianism"),
+                                                           [order.index(p) if p in order else 9
+                                                            for p in lab.split("-")]))
+    rows = sorted({(m, c) for m, c, _, _ in cells}, key=lambda mc: (mc[0], _ckey(mc[1])))
+    value = {(m, c, lab): v for m, c, lab, v in cells}
+    matrix = [[value.get((m, c, lab)) for lab in labels] for m, c in rows]
+    notes = [[("" if v is None else f"{v:.2f}") for v in row] for row in matrix]
+    fig = Figure(figsize=(max(5.0, 0.7 * len(labels) + 3), max(2.5, 0.35 * len(rows) + 1.5)))
+    ax = fig.add_subplot()
+    im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows], [_conflict_name(lab) for lab in labels],
+                  notes, "Reds", 0.0, 1.0)
+    fig.colorbar(im, ax=ax, label="OBR")
+    fig.tight_layout()
+    return fig
+
+
+def _fig_fingerprint(analysis: dict[str, Any]) -> Figure | None:
+    fp = analysis.get("fingerprint", {})
+    if not fp.get("cells"):
+        return None
+    rows = sorted({(c["model"], c["condition"]) for c in fp["cells"]}, key=lambda mc: (mc[0], _ckey(mc[1])))
+    cell = {(c["model"], c["condition"], c["persona"]): c for c in fp["cells"]}
+    matrix, notes = [], []
+    for m, cond in rows:
+        vals, texts = [], []
+        for p in fp["personas"]:
+            c = cell.get((m, cond, p))
+            k = c["kappa"] if c else None
+            vals.append(k)
+            star = "*" if c and c["p"] is not None and c["p"] < 0.05 else ""
+            texts.append("" if k is None else f"{k:+.2f}{star}")
+        matrix.append(vals)
+        notes.append(texts)
+    fig = Figure(figsize=(max(4.5, 0.9 * len(fp["personas"]) + 3), max(2.5, 0.35 * len(rows) + 1.5)))
+    ax = fig.add_subplot()
+    im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows],
+                  [PERSONA_NAMES.get(p, p) for p in fp["personas"]], notes, "RdBu_r", -1.0, 1.0)
+    fig.colorbar(im, ax=ax, label="Cohen's κ")
+    fig.tight_layout()
+    return fig
