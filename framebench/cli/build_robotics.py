@@ -7,10 +7,17 @@ import typer
 
 def robotics(
     out: Path = typer.Option(..., "--out", help="Output folder for episodes.json.gz."),
-    n: int = typer.Option(162, "--n", help="Number of episodes."),
+    n: int = typer.Option(162, "--n", min=1, help="Number of episodes."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
 ) -> None:
     """Generate PARTNR-format household episodes with framing purposes."""
-    from framebench.errors import UserError
+    from rich.progress import Progress
 
-    raise UserError("framebench build robotics is not implemented yet")
+    from embodied.episodes import write_episodes
+    from embodied.generator import generate
+
+    with Progress() as bar:
+        task = bar.add_task("episodes", total=n)
+        episodes = generate(n, seed, progress=lambda: bar.advance(task))
+    path = write_episodes(episodes, Path(out) / "episodes.json.gz")
+    typer.echo(f"wrote {len(episodes)} episodes to {path}")

@@ -10,8 +10,29 @@ def embodied(
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
     backend: str = typer.Option("symbolic", "--backend", help="symbolic|habitat"),
+    replan_cap: int = typer.Option(25, "--replan-cap", "--max-replans", min=1,
+                                   help="LLM planners: most replans (PARTNR's replanning_threshold)."),
+    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
+    partnr_compat: bool = typer.Option(False, "--partnr-compat",
+                                       help="Reproduce PARTNR's two evaluation quirks (see docs)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from framebench.errors import UserError
 
-    raise UserError("framebench embodied is not implemented yet")
+    if backend == "habitat":
+        from partnr_adapters.habitat_backend import run_habitat
+
+        run_habitat(planner=planner, episodes=episodes, out=out, replanning_threshold=replan_cap,
+                    max_tokens=max_new_tokens, limit=limit)
+        return
+    if backend != "symbolic":
+        raise UserError(f"--backend: expected symbolic or habitat, got {backend!r}")
+    from embodied.episodes import read_episodes
+    from embodied.planners import load_planner
+    from embodied.runner import run
+
+    read_episodes(episodes)  # validate before loading any model
+    chosen = load_planner(planner, max_new_tokens=max_new_tokens)
+    run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit)
+    typer.echo(f"wrote {out / 'records.parquet'}")

@@ -1,0 +1,187 @@
+"""Episode files: PARTNR's episode JSON plus ``scene`` and ``info`` (read, validate, write).
+
+Files are JSON or gzipped JSON ``{"episodes": [...]}``. Validation names file, episode and field.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from embodied.evaluation import CONSTRAINT_TYPES, MODES, RELATIONS
+from embodied.framing import validate_purposes
+from embodied.world import PREDICATES, STATE_PREDICATES
+from framebench.errors import UserError
+from framebench.runinfo import write_text_atomic
+
+CONSTRAINT_KINDS = ("none", "spatial", "temporal", "heterogeneous")
+_ENTITY_ARGS = {
+    "object_handles": "object", "receptacle_handles": "furniture", "room_ids": "room",
+    "entity_handles_a": "entity", "entity_handles_b": "entity",
+}
+
+
+def read_episodes(path: str | Path) -> list[dict[str, Any]]:
+    """Read and validate an episode file."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"{path}: no such episode file")
+    try:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: not a JSON or gzipped JSON episode file ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
+        raise UserError(f"{path}: expected an object with an 'episodes' list")
+    seen: set[str] = set()
+    for index, episode in enumerate(data["episodes"]):
+        validate_episode(episode, where=f"{path}: episode {index}")
+        if episode["episode_id"] in seen:
+            raise UserError(f"{path}: episode {index}: duplicate episode_id {episode['episode_id']!r}")
+        seen.add(episode["episode_id"])
+    return data["episodes"]
+
+
+def write_episodes(episodes: list[dict[str, Any]], path: str | Path) -> Path:
+    """Write ``{"episodes": [...]}`` atomically; gzipped when the name ends in ``.gz``."""
+    path = Path(path)
+    text = json.dumps({"episodes": episodes}, indent=None, sort_keys=False)
+    payload: str | bytes = gzip.compress(text.encode(), mtime=0) if path.suffix == ".gz" else text
+    return write_text_atomic(payload, path)
+
+
+def _fail(where: str, field: str, message: str) -> UserError:
+    return UserError(f"{where}: {field}: {message}")
+
+
+def validate_episode(ep: Any, where: str) -> None:
+    if not isinstance(ep, dict):
+        raise UserError(f"{where}: expected an object")
+    eid = ep.get("episode_id")
+    if not isinstance(eid, str) or not eid:
+        raise _fail(where, "episode_id", "expected a non-empty string")
+    where = f"{where} ({eid})"
+    if not isinstance(ep.get("instruction"), str) or not ep["instruction"].strip():
+        raise _fail(where, "instruction", "expected a non-empty string")
+    scene = ep.get("scene")
+    names = _validate_scene(scene, where)
+    props = ep.get("evaluation_propositions")
+    if not isinstance(props, list) or not props:
+        raise _fail(where, "evaluation_propositions", "expected a non-empty list")
+    objects = {o["name"]: o for o in scene["objects"]}
+    for i, prop in enumerate(props):
+        _validate_proposition(prop, f"evaluation_propositions[{i}]", where, names, objects)
+    n = len(props)
+    for i, dep in enumerate(ep.get("evaluation_proposition_dependencies", [])):
+        field = f"evaluation_proposition_dependencies[{i}]"
+        if not isinstance(dep, dict):
+            raise _fail(where, field, "expected an object")
+        if dep.get("relation_type") not in RELATIONS:
+            raise _fail(where, f"{field}.relation_type", f"expected one of {', '.join(RELATIONS)}")
+        if dep.get("dependency_mode", "all") not in MODES:
+            raise _fail(where, f"{field}.dependency_mode", "expected all or any")
+        for key in ("proposition_indices", "depends_on"):
+            _check_indices(dep.get(key), n, where, f"{field}.{key}")
+    for i, con in enumerate(ep.get("evaluation_constraints", [])):
+        field = f"evaluation_constraints[{i}]"
+        if not isinstance(con, dict) or con.get("type") not in CONSTRAINT_TYPES:
+            raise _fail(where, f"{field}.type", f"expected one of {', '.join(CONSTRAINT_TYPES)}")
+        args = con.get("args", {})
+        if con["type"] == "TemporalConstraint":
+            edges = args.get("dag_edges")
+            if not isinstance(edges, list) or any(not isinstance(e, list) or len(e) != 2 for e in edges):
+                raise _fail(where, f"{field}.args.dag_edges", "expected a list of [i, j] pairs")
+            _check_indices([i for e in edges for i in e], n, where, f"{field}.args.dag_edges")
+        else:
+            _check_indices(args.get("proposition_indices"), n, where, f"{field}.args.proposition_indices")
+            if con["type"] != "TerminalSatisfactionConstraint":
+                arg_names = args.get("arg_names")
+                if not isinstance(arg_names, list) or len(arg_names) != len(args["proposition_indices"]):
+                    raise _fail(where, f"{field}.args.arg_names", "expected one name per proposition index")
+    info = ep.get("info")
+    if not isinstance(info, dict):
+        raise _fail(where, "info", "expected an object with constraint_type and purposes")
+    if info.get("constraint_type") not in CONSTRAINT_KINDS:
+        raise _fail(where, "info.constraint_type", f"expected one of {', '.join(CONSTRAINT_KINDS)}")
+    validate_purposes(info.get("purposes"), where=f"{where}: info.purposes")
+
+
+def _check_indices(value: Any, n: int, where: str, field: str) -> None:
+    if not isinstance(value, list) or any(not isinstance(i, int) or not 0 <= i < n for i in value):
+        raise _fail(where, field, f"expected a list of proposition indices in [0, {n})")
+
+
+def _validate_scene(scene: Any, where: str) -> dict[str, set[str]]:
+    if not isinstance(scene, dict):
+        raise _fail(where, "scene", "expected an object with rooms, furniture, objects, agents")
+    for key in ("rooms", "furniture", "objects", "agents"):
+        if not isinstance(scene.get(key), list):
+            raise _fail(where, f"scene.{key}", "expected a list")
+    rooms = set(scene["rooms"])
+    furniture: set[str] = set()
+    for i, f in enumerate(scene["furniture"]):
+        field = f"scene.furniture[{i}]"
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+            raise _fail(where, f"{field}.name", "expected a string")
+        if f.get("room") not in rooms:
+            raise _fail(where, f"{field}.room", f"unknown room {f.get('room')!r}")
+        pos = f.get("position")
+        if not isinstance(pos, list) or len(pos) != 2:
+            raise _fail(where, f"{field}.position", "expected [x, y]")
+        if not set(f.get("receptacles", ["on"])) <= {"on", "within"}:
+            raise _fail(where, f"{field}.receptacles", "expected a subset of ['on', 'within']")
+        furniture.add(f["name"])
+    objects: set[str] = set()
+    for i, o in enumerate(scene["objects"]):
+        field = f"scene.objects[{i}]"
+        if not isinstance(o, dict) or not isinstance(o.get("name"), str):
+            raise _fail(where, f"{field}.name", "expected a string")
+        if o.get("on") not in furniture:
+            raise _fail(where, f"{field}.on", f"unknown furniture {o.get('on')!r}")
+        if o.get("relation", "on") not in ("on", "within"):
+            raise _fail(where, f"{field}.relation", "expected on or within")
+        objects.add(o["name"])
+    if not scene["agents"] or scene["agents"][0].get("room") not in rooms:
+        raise _fail(where, "scene.agents[0].room", "expected a known room")
+    return {"room": rooms, "furniture": furniture, "object": objects, "entity": furniture | objects}
+
+
+def _validate_proposition(prop: Any, field: str, where: str, names: dict[str, set[str]],
+                          objects: dict[str, dict]) -> None:
+    if not isinstance(prop, dict) or prop.get("function_name") not in PREDICATES:
+        raise _fail(where, f"{field}.function_name", f"expected one of {', '.join(PREDICATES)}")
+    args = prop.get("args")
+    if not isinstance(args, dict):
+        raise _fail(where, f"{field}.args", "expected an object")
+    fn = prop["function_name"]
+    if fn == "is_clustered":
+        groups = args.get("*args")
+        if not isinstance(groups, list) or not groups:
+            raise _fail(where, f"{field}.args.*args", "expected a list of handle lists")
+        for group in groups:
+            for handle in group:
+                if handle not in names["object"]:
+                    raise _fail(where, f"{field}.args.*args", f"unknown object {handle!r}")
+        number = args.get("number", [1] * len(groups))
+        if not isinstance(number, list) or len(number) != len(groups):
+            raise _fail(where, f"{field}.args.number", "expected one count per group")
+        return
+    for key, kind in _ENTITY_ARGS.items():
+        if key in args:
+            if not isinstance(args[key], list) or not args[key]:
+                raise _fail(where, f"{field}.args.{key}", "expected a non-empty list")
+            for handle in args[key]:
+                if handle not in names[kind]:
+                    raise _fail(where, f"{field}.args.{key}", f"unknown {kind} {handle!r}")
+    number = args.get("number", 1)
+    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+        raise _fail(where, f"{field}.args.number", "expected a positive integer")
+    if fn in STATE_PREDICATES:
+        state = STATE_PREDICATES[fn][0]
+        for handle in args.get("object_handles", []):
+            if state not in objects[handle].get("affordances", []):
+                raise _fail(where, f"{field}.args.object_handles", f"{handle} does not afford {state}")

@@ -1,0 +1,186 @@
+"""Planners: ``oracle``, ``script:FILE`` and LLM planners over the shared model backends.
+
+A planner answers one decision at a time with planner text (``Thought: ...`` / ``Action: Tool[args]``);
+the runner parses it strictly, so a planner never needs to be well-behaved.
+
+The LLM planner is a ZeroShotReact-style loop as in PARTNR: the prompt holds the tools, the task
+(the framed instruction) and the world description; after every action the skill's result and the
+object list are appended (``Result: ...`` / ``Objects: ...``); one LLM generation per decision. The
+runner decides the variants of an episode in lockstep, so their generations reach the backend as one
+batch (same results as one call each with greedy decoding, less wall time). To bound
+prompt length for small local models the chat keeps the task message and the last
+``history_turns`` exchanges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from embodied.oracle import oracle_plan
+from embodied.skills import TOOL_DESCRIPTIONS
+from framebench.errors import UserError
+
+PROMPT_VERSION = "react-v2"
+SYSTEM_PROMPT = (
+    "You are a robot acting in a house. Complete the task by calling tools, one action at a time.\n\n"
+    "Tools:\n{tools}\n\n"
+    "Use the exact furniture, object and room names from the world description.\n"
+    "Answer with one thought and one action, exactly in this format:\n"
+    "Thought: <short reasoning>\n"
+    "Action: <Tool>[<arguments>]\n"
+    "For example:\n"
+    "Thought: I need to go to the cup first.\n"
+    "Action: Navigate[cup_0]\n"
+    "When the task is complete, answer with Action: Done[]"
+)
+
+
+class Planner:
+    """Base planner: ``open`` a session per episode variant, then ``decide`` for a batch of sessions."""
+
+    spec = ""
+    uses_cap = False  # the replan cap applies to LLM planners (PARTNR's replanning_threshold)
+
+    def fingerprint(self) -> str:
+        return self.spec
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def open(self, episode: dict[str, Any], instruction: str, world_text: str) -> Any:
+        """Per-variant planner state."""
+        raise NotImplementedError
+
+    def decide(self, sessions: list[Any], results: list[str | None],
+               objects: list[str]) -> list[tuple[str, Any]]:
+        """One decision per session: (planner text, the prompt that produced it or None)."""
+        raise NotImplementedError
+
+
+class PlanPlanner(Planner):
+    """Replays a fixed list of actions, then says Done."""
+
+    def plan_for(self, episode: dict[str, Any]) -> list[str]:
+        raise NotImplementedError
+
+    def open(self, episode, instruction, world_text):
+        return list(self.plan_for(episode))
+
+    def decide(self, sessions, results, objects):
+        return [(f"Action: {queue.pop(0) if queue else 'Done[]'}", None) for queue in sessions]
+
+
+class OraclePlanner(PlanPlanner):
+    spec = "oracle"
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[str]] = {}
+
+    def fingerprint(self) -> str:
+        return "oracle-v1"
+
+    def plan_for(self, episode):
+        eid = episode["episode_id"]
+        if eid not in self._cache:
+            self._cache[eid] = oracle_plan(episode)
+        return self._cache[eid]
+
+
+class ScriptPlanner(PlanPlanner):
+    """``script:FILE``: JSON ``{episode_id: ["Navigate[table_14]", ...]}``, replayed on every variant."""
+
+    def __init__(self, path: str):
+        self.spec = f"script:{path}"
+        file = Path(path)
+        try:
+            raw = file.read_bytes()
+            scripts = json.loads(raw)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read the script file ({exc.strerror})") from None
+        except ValueError as exc:
+            raise UserError(f"{path}: not valid JSON ({exc})") from None
+        if not isinstance(scripts, dict):
+            raise UserError(f"{path}: expected an object {{episode_id: [actions]}}")
+        for eid, actions in scripts.items():
+            if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+                raise UserError(f"{path}: episode {eid!r}: expected a list of action strings")
+        self.scripts = scripts
+        self._hash = hashlib.sha256(raw).hexdigest()[:16]
+
+    def fingerprint(self) -> str:
+        return f"script-{self._hash}"
+
+    def plan_for(self, episode):
+        return self.scripts.get(episode["episode_id"], [])
+
+
+class LLMPlanner(Planner):
+    uses_cap = True
+
+    def __init__(self, backend: Any, max_new_tokens: int = 64, history_turns: int = 8):
+        self.backend = backend
+        self.spec = backend.spec
+        self.max_new_tokens = max_new_tokens
+        self.history_turns = history_turns
+        from framebench.backends.base import Decoding
+
+        self.decoding = Decoding(max_new_tokens=max_new_tokens, temperature=0.0,
+                                 stop=("Assigned!", "\nResult:", "\nObservation:"))
+        self.system = SYSTEM_PROMPT.format(tools="\n".join(f"- {d}" for d in TOOL_DESCRIPTIONS.values()))
+
+    def fingerprint(self) -> str:
+        return f"{self.backend.fingerprint()}|{PROMPT_VERSION}"
+
+    def settings(self) -> dict[str, Any]:
+        return {"decoding": self.decoding.as_dict(), "history_turns": self.history_turns,
+                "prompt_version": PROMPT_VERSION}
+
+    def open(self, episode, instruction, world_text):
+        task = {"role": "user", "content": f"Task: {instruction}\n\n{world_text}\n\nWhat is your next action?"}
+        return {"task": task, "turns": []}
+
+    def decide(self, sessions, results, objects):
+        """One LLM generation per session, sent to the backend as one batch."""
+        chats = []
+        for session, result, objects_text in zip(sessions, results, objects, strict=True):
+            turns = session["turns"]
+            if result is not None:
+                turns.append({"role": "user", "content": f"Result: {result}\n{objects_text}\n\n"
+                                                         "What is your next action?"})
+            recent = turns[-2 * self.history_turns:]
+            if recent and recent[0]["role"] == "user":  # keep user/assistant alternation after the task
+                recent = recent[1:]
+            chats.append([{"role": "system", "content": self.system}, session["task"]] + recent)
+        texts = self.backend.generate(chats, self.decoding) if chats else []
+        out = []
+        for session, chat, text in zip(sessions, chats, texts, strict=True):
+            text = text if isinstance(text, str) else ""
+            session["turns"].append({"role": "assistant", "content": _trim_reply(text)})
+            out.append((text, chat))
+        return out
+
+
+def _trim_reply(text: str) -> str:
+    """Keep the reply up to its first action line (what the planner committed to)."""
+    lines = []
+    for line in text.strip().splitlines():
+        lines.append(line)
+        if "[" in line and "]" in line:
+            break
+    return "\n".join(lines) or text.strip()
+
+
+def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8) -> Planner:
+    if spec == "oracle":
+        return OraclePlanner()
+    if spec.startswith("script:"):
+        path = spec.removeprefix("script:")
+        if not path:
+            raise UserError("--planner script:FILE needs a file name")
+        return ScriptPlanner(path)
+    from framebench.backends import load_backend
+
+    return LLMPlanner(load_backend(spec), max_new_tokens=max_new_tokens, history_turns=history_turns)

@@ -1,0 +1,190 @@
+"""The embodied runner: every episode x 7 framing variants through a planner and the symbolic simulator.
+
+Per variant: reset the env, frame the instruction (Appendix D.4), then loop planner decision ->
+strict parse -> skill -> result, until the planner says ``Done[]``, the replan cap is reached (LLM
+planners; PARTNR's ``replanning_threshold``: the call numbered cap+1 ends the episode without acting),
+or the sim steps reach 20,000. ``replans`` counts planner decisions including the first and the final
+Done. Each finished variant is stored in the result store, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
+from embodied.episodes import read_episodes
+from embodied.framing import VARIANTS, frame_instruction, variant_name
+from embodied.planners import Planner
+from embodied.skills import parse_action
+
+DEFAULT_REPLAN_CAP = 25
+
+
+def item_id(episode_id: str, bias: str, level: str) -> str:
+    return f"{episode_id}__{variant_name(bias, level)}"
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    diff: dict[str, Any] = {}
+    for section in ("agent", "objects", "open"):
+        for key, value in after[section].items():
+            if before[section].get(key) != value:
+                diff.setdefault(section, {})[key] = value
+    if before["next_to"] != after["next_to"]:
+        diff["next_to"] = after["next_to"]
+    return diff
+
+
+class _Variant:
+    """One episode variant in flight: its env, planner session and log."""
+
+    def __init__(self, episode, bias, level, planner, partnr_compat, max_sim_steps):
+        self.bias, self.level = bias, level
+        self.instruction = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
+        self.env = SymbolicPartnrEnv([episode], partnr_compat=partnr_compat, max_sim_steps=max_sim_steps)
+        world_text, _ = self.env.reset(options={"episode": episode})
+        self.session = planner.open(episode, self.instruction, world_text)
+        self.steps: list[dict[str, Any]] = []
+        self.result: str | None = None
+        self.replans, self.output, self.end = 0, "", ""
+
+    def apply(self, text: str, prompt: Any, uses_cap: bool, replan_cap: int, max_sim_steps: int) -> None:
+        env = self.env
+        self.replans += 1
+        self.output = text
+        action = parse_action(text)
+        entry: dict[str, Any] = {"replan": self.replans, "prompt": prompt, "response": text}
+        self.steps.append(entry)
+        if not isinstance(action, str) and action.tool == "Done":
+            entry["action"], self.end = "Done[]", "done"
+            return
+        if uses_cap and self.replans > replan_cap:
+            entry["action"], self.end = None, "replan_cap"
+            return
+        before, sim_before = env.world.snapshot(), env.sim_steps
+        if isinstance(action, str):
+            self.result, entry["action"] = action, None
+        else:
+            self.result, entry["action"] = env.execute(action), f"{action.tool}[{action.args}]"
+        entry.update(result=self.result, sim_steps=env.sim_steps - sim_before,
+                     state_change=_changes(before, env.world.snapshot()))
+        if env.sim_steps >= max_sim_steps:
+            self.end = "sim_step_limit"
+
+    def finish(self, episode: dict[str, Any], planner: Planner) -> tuple[dict[str, Any], dict[str, Any]]:
+        self.env.finish()
+        metrics = self.env.metrics()
+        fields = {"percent_complete": float(metrics["percent_complete"]), "success": bool(metrics["success"]),
+                  "sim_steps": int(metrics["sim_steps"]), "replans": self.replans, "output": self.output,
+                  "end": self.end}
+        log = {"episode_id": episode["episode_id"], "bias": self.bias, "level": self.level,
+               "instruction": self.instruction, "planner": planner.spec, "steps": self.steps, "end": self.end,
+               "metrics": fields, "evaluation": self.env.tracker.log()}
+        return fields, log
+
+
+def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], planner: Planner,
+                 replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
+                 max_sim_steps: int = MAX_SIM_STEPS) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Run variants of one episode in lockstep (one batched planner call per round)."""
+    runs = [_Variant(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
+    active = list(runs)
+    while active:
+        decisions = planner.decide([r.session for r in active], [r.result for r in active],
+                                   [r.env.world.describe_objects() for r in active])
+        for run_, (text, prompt) in zip(active, decisions, strict=True):
+            run_.apply(text, prompt, planner.uses_cap, replan_cap, max_sim_steps)
+        active = [r for r in active if not r.end]
+    return [r.finish(episode, planner) for r in runs]
+
+
+def run_variant(episode: dict[str, Any], bias: str, level: str, planner: Planner,
+                replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
+                max_sim_steps: int = MAX_SIM_STEPS) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one episode variant; return (result fields, full log)."""
+    return run_variants(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
+
+
+def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
+        partnr_compat: bool = False, progress: bool = True, limit: int | None = None) -> Path:
+    """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
+    from framebench.records import make_row, write_records
+    from framebench.runinfo import (
+        file_sha256,
+        now_iso,
+        write_json_atomic,
+        write_run_info,
+        write_text_atomic,
+    )
+    from framebench.store import ResultStore, result_key
+
+    episodes = read_episodes(episodes_file)[:limit]
+    started = now_iso()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "episodes").mkdir(exist_ok=True)
+    settings = {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
+                **planner.settings()}
+    run_id = f"embodied-{uuid.uuid4().hex[:12]}"
+    fingerprint = planner.fingerprint()
+    rows, prompts = [], []
+    with ResultStore(out) as store, _progress(progress, len(episodes) * len(VARIANTS)) as advance:
+        for episode in episodes:
+            keys, framed = {}, {}
+            for bias, level in VARIANTS:
+                iid = item_id(episode["episode_id"], bias, level)
+                framed[iid] = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
+                keys[iid] = result_key(fingerprint, iid, {"instruction": framed[iid], "episode": episode}, settings)
+                prompts.append({"item_id": iid, "prompt": framed[iid]})
+            done = store.get_many(keys.values())
+            pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in done]
+            for bias, level in VARIANTS:
+                if (bias, level) not in pending:
+                    advance()
+            if pending:
+                for (bias, level), (fields, log) in zip(
+                        pending, run_variants(episode, pending, planner, replan_cap, partnr_compat), strict=True):
+                    iid = item_id(episode["episode_id"], bias, level)
+                    write_json_atomic(log, out / "episodes" / f"{iid}.json")
+                    store.put(keys[iid], iid, fields)
+                    done[keys[iid]] = fields
+                    advance()
+            for bias, level in VARIANTS:
+                iid = item_id(episode["episode_id"], bias, level)
+                fields = done[keys[iid]]
+                rows.append(make_row(
+                    run_id=run_id, model=planner.spec, suite="embodied", task="robotics", format="episode",
+                    context_id=episode["episode_id"], item_id=iid, bias=bias, level=level, form="", variant="",
+                    slot="neutral" if bias == "neutral" else f"{bias}/{level}", gold="", answer="", parse="ok",
+                    correct=bool(fields["success"]), output=fields["output"],
+                    constraint=episode["info"]["constraint_type"], percent_complete=fields["percent_complete"],
+                    success=bool(fields["success"]), sim_steps=fields["sim_steps"], replans=fields["replans"]))
+    write_records(rows, out)
+    write_text_atomic("".join(json.dumps(p) + "\n" for p in prompts), out / "prompts.jsonl")
+    write_run_info(out, run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
+                   dataset_hash=file_sha256(episodes_file), started=started, suite="embodied",
+                   backend="symbolic", n_episodes=len(episodes), n_variants=len(rows),
+                   note="sim_steps come from the symbolic cost model; not comparable to Habitat's")
+    return out
+
+
+class _progress:
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total = enabled, total
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn(), transient=False)
+        self.bar.start()
+        task = self.bar.add_task("episode variants", total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.stop()
