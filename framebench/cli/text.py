@@ -7,10 +7,33 @@ import typer
 
 def text(
     data: Path = typer.Option(..., "--data", help="Folder holding items.jsonl."),
-    out: Path = typer.Option(..., "--out", help="Run folder (records.parquet, run.json, store)."),
+    out: Path = typer.Option(..., "--out", help="Run folder (records.parquet, run.json, prompts.jsonl, store)."),
     model: str = typer.Option(None, "--model", help="hf:PATH|openai:NAME|baseline:KIND|smollm2 (default)."),
+    tasks: str = typer.Option(None, "--tasks", help="Comma-separated tasks to run (default: all)."),
+    formats: str = typer.Option(None, "--formats", help="Comma-separated formats: binary,mc (default: both)."),
+    limit: int = typer.Option(None, "--limit", help="Run only the first N selected items."),
+    batch_size: str = typer.Option("auto", "--batch-size", help="HF batch size: N or 'auto'."),
+    concurrency: int = typer.Option(8, "--concurrency", help="Parallel requests for openai: models."),
+    conditions: str = typer.Option("M0", "--conditions", help="OMIT conditions, e.g. M0,M1,M2."),
+    base_url: str = typer.Option(None, "--base-url",
+                                 help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
-    """Evaluate a model on FramingQA text or OMIT items."""
-    from framebench.errors import UserError
+    """Evaluate a model on FramingQA text or OMIT items (resumes when re-run with the same arguments)."""
+    import logging
 
-    raise UserError("framebench text is not implemented yet")
+    from framebench.errors import UserError
+    from text_eval.runner import run_text
+
+    if batch_size != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
+        raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size!r}")
+    if concurrency < 1:
+        raise UserError(f"--concurrency must be a positive integer, got {concurrency}")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    summary = run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
+                       batch_size=batch_size if batch_size == "auto" else int(batch_size),
+                       concurrency=concurrency, conditions=conditions, progress=not quiet,
+                       base_url=base_url)
+    counts = ", ".join(f"{k} {v}" for k, v in summary.parse_counts.items())
+    typer.echo(f"{summary.n_records} records ({summary.n_generated} generated, {summary.n_from_store} from the "
+               f"store; {counts}) in {summary.seconds:.1f}s -> {summary.run_dir}")

@@ -1,0 +1,66 @@
+"""``baseline:`` reference backends: always-yes, always-no, random (seeded).
+
+A baseline reads only the prompt. A prompt listing lettered options ("A) ...", "B) ...") is
+multiple choice, anything else is yes/no. Multiple choice has no yes/no, so both constant baselines
+answer the first option, "A" (a constant-answer policy); ``random`` picks uniformly among Yes/No or
+the listed letters, deterministically per prompt: the choice is a hash of (seed, chat), so the same
+item gets the same answer in every run and in any batch order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from framebench.backends.base import Chat, Decoding
+from framebench.errors import UserError
+
+KINDS = ("always-yes", "always-no", "random")
+_OPTION_LINE = re.compile(r"^\s*\(?([A-Z])[).:]\s", re.MULTILINE)
+
+
+def option_letters(chat: Chat) -> list[str]:
+    """The option letters the last user turn lists (A, B, ... in order), or [] for yes/no."""
+    users = [m["content"] for m in chat if m.get("role") == "user"]
+    if not users:
+        return []
+    found = _OPTION_LINE.findall(users[-1])
+    letters: list[str] = []
+    for letter in found:  # keep a consecutive run starting at A
+        if letter == chr(ord("A") + len(letters)):
+            letters.append(letter)
+    return letters if len(letters) >= 2 else []
+
+
+class BaselineBackend:
+    def __init__(self, kind: str, spec: str | None = None, seed: int = 0, **_ignored: object):
+        kind, _, seed_text = kind.partition("@")  # baseline:random@7 sets the seed
+        if kind not in KINDS:
+            raise UserError(f"unknown baseline {kind!r}: use one of {', '.join(KINDS)}")
+        if seed_text:
+            if not seed_text.isdigit():
+                raise UserError(f"baseline seed must be an integer, got {seed_text!r}")
+            seed = int(seed_text)
+        self.kind = kind
+        self.seed = seed
+        self.spec = spec or f"baseline:{kind}"
+
+    def fingerprint(self) -> str:
+        return f"baseline:{self.kind}" + (f":seed={self.seed}" if self.kind == "random" else "")
+
+    def info(self) -> dict[str, str]:
+        return {"baseline": self.kind, "seed": str(self.seed)}
+
+    def _answer(self, chat: Chat) -> str:
+        letters = option_letters(chat)
+        if self.kind == "random":
+            choices = letters or ["Yes", "No"]
+            digest = hashlib.sha256(json.dumps([self.seed, chat], sort_keys=True).encode()).digest()
+            return choices[int.from_bytes(digest[:8], "big") % len(choices)]
+        if letters:
+            return "A"
+        return "Yes" if self.kind == "always-yes" else "No"
+
+    def generate(self, chats: list[Chat], decoding: Decoding, **_ignored: object) -> list[str]:
+        return [self._answer(chat) for chat in chats]

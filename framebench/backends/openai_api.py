@@ -1,0 +1,152 @@
+"""``openai:`` backend: any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp).
+
+Requests run concurrently (asyncio, at most ``concurrency`` in flight). Rate limits (429), server
+errors (5xx), timeouts, dropped connections and malformed responses are retried with exponential
+backoff plus jitter; every retry is logged (logger ``framebench.backends.openai_api``) without the
+key. The key is read from ``OPENAI_API_KEY`` only and is never logged or written; the base URL
+comes from the ``base_url`` option or ``OPENAI_BASE_URL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+import threading
+from collections.abc import Callable
+
+from framebench.backends.base import Chat, Decoding
+from framebench.errors import UserError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class MalformedResponse(Exception):
+    """A 2xx response without a usable completion."""
+
+
+class RetriesExhausted(RuntimeError):
+    pass
+
+
+class OpenAIBackend:
+    def __init__(self, model: str, spec: str | None = None, base_url: str | None = None,
+                 concurrency: int = 8, max_retries: int = 8, timeout: float = 60.0,
+                 backoff_base: float = 0.5, backoff_max: float = 30.0, **_ignored: object):
+        if concurrency < 1:
+            raise UserError(f"--concurrency must be a positive integer, got {concurrency}")
+        self.model = model
+        self.spec = spec or f"openai:{model}"
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retries = 0  # retries made so far (all calls)
+
+    def fingerprint(self) -> str:
+        return f"openai:{self.model}@{self.base_url}"
+
+    def info(self) -> dict[str, str]:
+        return {"base_url": self.base_url, "api_model": self.model, "chat_template_hash": ""}
+
+    def _api_key(self) -> str:
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            return key
+        if self.base_url != DEFAULT_BASE_URL:
+            return "EMPTY"  # local OpenAI-compatible servers usually need no key
+        raise UserError("OPENAI_API_KEY is not set (needed for openai: models)")
+
+    def generate(self, chats: list[Chat], decoding: Decoding,
+                 on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:
+        """One completion per chat, in order; ``on_batch([i], [text])`` fires as each arrives."""
+        if not chats:
+            return []
+        coro = self._generate_all(chats, decoding, on_batch)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro)
+        # Called from inside a running event loop (e.g. a notebook): run in a helper thread.
+        result: dict[str, object] = {}
+        thread = threading.Thread(target=lambda: result.setdefault("v", asyncio.run(coro)))
+        thread.start()
+        thread.join()
+        return result["v"]  # type: ignore[return-value]
+
+    async def _generate_all(self, chats, decoding, on_batch):
+        import openai
+
+        client = openai.AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url,
+                                    max_retries=0, timeout=self.timeout)
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int, chat: Chat) -> str:
+            async with limit:
+                text = await self._complete(client, chat, decoding, i)
+            if on_batch is not None:
+                on_batch([i], [text])
+            return text
+
+        try:
+            return list(await asyncio.gather(*(one(i, c) for i, c in enumerate(chats))))
+        finally:
+            await client.close()
+
+    async def _complete(self, client, chat: Chat, decoding: Decoding, index: int) -> str:
+        import openai
+
+        kwargs = {"model": self.model, "messages": chat, "temperature": decoding.temperature,
+                  "max_tokens": decoding.max_new_tokens}
+        if decoding.stop:
+            kwargs["stop"] = list(decoding.stop)[:4]  # the API accepts at most 4
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = await client.chat.completions.create(**kwargs)
+                text = _completion_text(response)
+                for stop in decoding.stop:
+                    cut = text.find(stop)
+                    if cut >= 0:
+                        text = text[:cut]
+                return text
+            except (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError,
+                    openai.APIResponseValidationError, MalformedResponse, json.JSONDecodeError) as exc:
+                status = getattr(exc, "status_code", None)
+                retryable = not isinstance(exc, openai.APIStatusError) or status == 429 or (status or 0) >= 500
+                if not retryable:
+                    raise UserError(f"{self.spec}: request rejected (HTTP {status}): {_short(exc)}") from None
+                if attempt == self.max_retries:
+                    raise RetriesExhausted(
+                        f"{self.spec}: request {index} failed after {attempt + 1} attempts: {_short(exc)}") from None
+                delay = min(self.backoff_max, self.backoff_base * 2 ** attempt) * (0.5 + random.random() / 2)
+                self.retries += 1
+                log.warning("retry %d/%d for request %d in %.2fs after %s: %s", attempt + 1,
+                            self.max_retries, index, delay, type(exc).__name__, _short(exc))
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+
+def _completion_text(response) -> str:
+    """The completion text, or MalformedResponse if the body is not a proper completion."""
+    if isinstance(response, (str, bytes)):  # some SDK paths hand back the raw body when it is not JSON
+        raise MalformedResponse("response body is not JSON")
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedResponse("response has no choices")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if not isinstance(content, str):
+        raise MalformedResponse("response has no message content")
+    return content
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200]
+

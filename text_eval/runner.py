@@ -1,0 +1,311 @@
+"""Run a model over built items and write records (``framebench text``).
+
+Flow: read ``DATA/items.jsonl`` -> select (tasks, formats, limit) -> one job per item (OMIT items:
+one per ``--conditions`` entry) -> serve what the result store already holds -> generate the rest,
+storing each batch as soon as it finishes (so a killed run resumes where it stopped) -> parse every
+output -> ``records.parquet`` (rows in items order), ``prompts.jsonl`` and ``run.json``.
+
+Jobs are sent to the backend per decoding setting, in calls of whole contexts (about ``CALL_SIZE``
+jobs); the HF backend finds the variants of a context inside a call and computes their shared
+prefix once. Records are still written in items order.
+
+``run_id`` is stable: ``<model slug>-<hash>`` over the model fingerprint, the dataset hash, the
+selection (tasks, formats, limit, conditions) and the decoding settings, so a resumed run and an
+uninterrupted run with the same arguments write identical records.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from framebench import records as rec
+from framebench.backends import Backend, Chat, Decoding, load_backend
+from framebench.errors import UserError
+from framebench.items import ITEMS_FILE, read_items
+from framebench.runinfo import file_sha256, now_iso, write_run_info, write_text_atomic
+from framebench.store import ResultStore, result_key, sha256, stable_json
+from text_eval.parsing import parse_answer
+from text_eval.prompts import decoding_for, render_chat
+
+PROMPTS_FILE = "prompts.jsonl"
+CALL_SIZE = 256
+TEXT_FORMATS = ("binary", "mc")
+
+
+@dataclass
+class Job:
+    item: dict[str, Any]
+    record_id: str
+    chat: Chat
+    decoding: Decoding
+    condition: Any = None  # text_eval.omit_conditions.Condition for OMIT items
+    key: str = ""
+    output: str | None = None
+
+    @property
+    def prompt(self) -> str:
+        return self.chat[-1]["content"]
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    run_id: str
+    n_records: int
+    n_generated: int
+    n_from_store: int
+    parse_counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _split(values: Sequence[str] | str | None) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    return [v.strip() for chunk in values for v in chunk.split(",") if v.strip()]
+
+
+def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequence[str] | None,
+                 limit: int | None) -> list[dict]:
+    tasks, formats = _split(tasks), _split(formats)
+    for t in tasks:
+        if t not in rec.TASKS:
+            raise UserError(f"--tasks: unknown task {t!r} (known: {', '.join(rec.TASKS)})")
+    for f in formats:
+        if f not in TEXT_FORMATS:
+            raise UserError(f"--formats: unknown format {f!r} (use binary, mc)")
+    chosen = [it for it in items if (not tasks or it["task"] in tasks) and (not formats or it["format"] in formats)]
+    if limit is not None:
+        if limit < 1:
+            raise UserError(f"--limit must be a positive integer, got {limit}")
+        chosen = chosen[:limit]
+    return chosen
+
+
+def _omit_conditions(names: Sequence[str]):
+    from text_eval.omit_conditions import CONDITIONS
+
+    chosen = []
+    for name in names:
+        if name not in CONDITIONS:
+            raise UserError(f"--conditions: unknown condition {name!r} (known: {', '.join(CONDITIONS)})")
+        chosen.append(CONDITIONS[name])
+    return chosen
+
+
+def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path) -> list[Job]:
+    """One job per FramingQA item; one per (item, condition) for OMIT items."""
+    jobs: list[Job] = []
+    omit_conditions = None
+    for item in items:
+        if item["suite"] == "omit":
+            if omit_conditions is None:
+                from text_eval.omit_conditions import render_omit_chat
+
+                omit_conditions = _omit_conditions(conditions or ["M0"])
+            for cond in omit_conditions:
+                jobs.append(Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
+                                Decoding(max_new_tokens=cond.max_new_tokens), cond))
+            continue
+        if item["format"] not in TEXT_FORMATS:
+            raise UserError(f"{items_path}: item {item['item_id']!r}: field 'format' must be binary or mc "
+                            f"for the text evaluator, got {item['format']!r}")
+        try:
+            chat = render_chat(item)
+        except ValueError as exc:
+            raise UserError(f"{items_path}: item {item['item_id']!r}: field 'options': {exc}") from None
+        jobs.append(Job(item, item["item_id"], chat, decoding_for(item["format"])))
+    return jobs
+
+
+def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
+    item, output = job.item, job.output or ""
+    if job.condition is not None:
+        from text_eval.omit_conditions import parse_omit_answer
+
+        answer, parse = parse_omit_answer(output, job.condition)
+        return rec.make_row(
+            run_id=run_id, model=model, suite="omit", task="omit", format="binary",
+            context_id=item["context_id"], item_id=job.record_id, bias="neutral",
+            gold="", answer=answer, parse=parse, correct=False, output=output,
+            frame=item.get("frame", ""), condition=job.condition.name, conflicts=item.get("conflicts", ""),
+        )
+    parsed = parse_answer(output, item["format"], item["options"] or None)
+    correct = parsed.parse == "ok" and parsed.answer == item["gold"]
+    return rec.make_row(
+        run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
+        context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
+        form=item["form"], variant=item["variant"], option=item["option"], distractor=item["distractor"],
+        slot=item["slot"], gold=item["gold"], answer=parsed.answer, parse=parsed.parse, correct=correct,
+        output=output,
+    )
+
+
+def _is_failure(job: Job) -> bool:
+    if job.condition is not None:
+        from text_eval.omit_conditions import parse_omit_answer
+
+        return parse_omit_answer(job.output or "", job.condition)[1] != "ok"
+    return parse_answer(job.output or "", job.item["format"], job.item["options"] or None).parse != "ok"
+
+
+def _model_slug(spec: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", spec.rsplit("/", 1)[-1]).strip("-").lower()
+    return slug[:40] or "model"
+
+
+def _progress():
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task):
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:.2f} items/s" if speed else "-- items/s")
+
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    TextColumn("parse failures: {task.fields[failures]}"))
+
+
+def _calls(jobs: list[Job]) -> list[list[Job]]:
+    """Pack whole contexts into calls of about ``CALL_SIZE`` jobs, so that the variants of a
+    context reach the backend together (one shared prefix) and a call never splits a context."""
+    by_context: dict[str, list[Job]] = {}
+    for job in jobs:
+        by_context.setdefault(job.item["context_id"], []).append(job)
+    calls: list[list[Job]] = [[]]
+    for group in by_context.values():
+        if calls[-1] and len(calls[-1]) + len(group) > CALL_SIZE:
+            calls.append([])
+        calls[-1].extend(group)
+    return [c for c in calls if c]
+
+
+def _generate_pending(backend: Backend, pending: list[Job], store: ResultStore,
+                      on_done: Callable[[list[Job]], None]) -> None:
+    """Generate outputs for ``pending`` (in order, per decoding), storing each batch when done."""
+    accepts_on_batch = "on_batch" in inspect.signature(backend.generate).parameters
+    by_decoding: dict[Decoding, list[Job]] = {}
+    for job in pending:
+        by_decoding.setdefault(job.decoding, []).append(job)
+    for decoding, jobs in by_decoding.items():
+        for call in _calls(jobs):
+
+            def store_batch(indices: list[int], texts: list[str], call=call) -> None:
+                done = []
+                for i, text in zip(indices, texts, strict=True):
+                    call[i].output = text
+                    done.append(call[i])
+                store.put_many((j.key, j.record_id, {"output": j.output}) for j in done)
+                on_done(done)
+
+            chats = [j.chat for j in call]
+            if accepts_on_batch:
+                outputs = backend.generate(chats, decoding, on_batch=store_batch)
+            else:
+                outputs = backend.generate(chats, decoding)
+            if len(outputs) != len(call):
+                raise RuntimeError(f"{backend.spec}: returned {len(outputs)} outputs for {len(call)} prompts")
+            missing = [i for i, j in enumerate(call) if j.output is None]
+            if missing:
+                store_batch(missing, [outputs[i] for i in missing])
+
+
+def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] | None = None,
+             formats: Sequence[str] | None = None, limit: int | None = None,
+             batch_size: int | str = "auto", concurrency: int = 8,
+             conditions: Sequence[str] | None = ("M0",), progress: bool = True,
+             backend: Backend | None = None, base_url: str | None = None) -> RunSummary:
+    started, t0 = now_iso(), time.perf_counter()
+    data, out = Path(data), Path(out)
+    items_path = data / ITEMS_FILE if data.is_dir() else data
+    items = select_items(read_items(items_path), tasks, formats, limit)
+    if not items:
+        raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
+    jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
+
+    if backend is None:
+        options: dict[str, Any] = {}
+        kind = (model or "smollm2").partition(":")[0]
+        if kind in ("hf", "smollm2"):
+            options["batch_size"] = batch_size
+        elif kind == "openai":
+            options["concurrency"] = concurrency
+            if base_url:
+                options["base_url"] = base_url
+        backend = load_backend(model, **options)
+    spec = backend.spec
+    fingerprint = backend.fingerprint()
+    dataset_hash = file_sha256(items_path)
+    decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
+    selection = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
+                 "conditions": sorted({j.condition.name for j in jobs if j.condition is not None})}
+    run_id = f"{_model_slug(spec)}-{sha256(stable_json([fingerprint, dataset_hash, selection, decodings]))[:12]}"
+
+    for job in jobs:
+        job.key = result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+    out.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(out)
+    try:
+        found = store.get_many(j.key for j in jobs)
+        for job in jobs:
+            if job.key in found:
+                job.output = found[job.key]["output"]
+        pending = [j for j in jobs if j.output is None]
+        n_cached = len(jobs) - len(pending)
+        failures = sum(_is_failure(j) for j in jobs if j.output is not None)
+
+        bar = _progress() if progress else None
+        if bar is not None:
+            bar.start()
+            task = bar.add_task(f"{spec}", total=len(jobs), completed=n_cached, failures=failures)
+
+        def on_done(done: list[Job]) -> None:
+            nonlocal failures
+            failures += sum(_is_failure(j) for j in done)
+            if bar is not None:
+                bar.update(task, advance=len(done), failures=failures)
+
+        try:
+            if pending:
+                _generate_pending(backend, pending, store, on_done)
+        finally:
+            if bar is not None:
+                bar.stop()
+    finally:
+        store.close()
+
+    rows = [make_record(j, run_id, spec) for j in jobs]
+    rec.write_records(rows, out)
+    write_text_atomic("".join(json.dumps({"item_id": j.record_id, "prompt": j.prompt}, ensure_ascii=False) + "\n"
+                              for j in jobs), out / PROMPTS_FILE)
+    parse_counts = {p: sum(r["parse"] == p for r in rows) for p in rec.PARSES}
+    seconds = time.perf_counter() - t0
+    info = getattr(backend, "info", dict)()
+    write_run_info(
+        out, run_id=run_id, model=spec, fingerprint=fingerprint,
+        decoding={(f"omit_{j.condition.name}" if j.condition is not None else j.item["format"]):
+                  j.decoding.as_dict() for j in jobs},
+        dataset_hash=dataset_hash, started=started,
+        chat_template_hash=info.get("chat_template_hash", ""), backend=info,
+        data=str(items_path), selection=selection, n_records=len(rows), n_generated=len(pending),
+        n_from_store=n_cached, parse_counts=parse_counts, seconds=round(seconds, 3),
+    )
+    return RunSummary(out, run_id, len(rows), len(pending), n_cached, parse_counts, seconds)
