@@ -40,9 +40,18 @@ def test_group_by_shared_prefix_hand_case():
     groups = group_by_shared_prefix(seqs, min_prefix=1)
     # [7, 7] must keep one token of suffix, so it shares only [7] with [7, 7, 1]
     assert sorted((p, sorted(m)) for p, m in groups) == [(1, [1, 4]), (4, [0, 2, 3])]
-    # one shared token is below the threshold: singletons, no prefix
+    # one shared token is below the threshold: those rows go without a prefix, in one group
     assert sorted((p, sorted(m)) for p, m in group_by_shared_prefix(seqs, min_prefix=2)) == [
-        (0, [1]), (0, [4]), (4, [0, 2, 3])]
+        (0, [1, 4]), (4, [0, 2, 3])]
+
+
+def test_group_overhead_merges_small_groups_for_long_generations():
+    # Pairs sharing 20 tokens: prefix reuse saves 20 tokens a pair, an extra group costs 50.
+    seqs = [[k] * 20 + [1, 2] for k in (3, 4, 5)] + [[k] * 20 + [9] for k in (3, 4, 5)]
+    cheap = group_by_shared_prefix(seqs, min_prefix=2, group_overhead=5)
+    assert sorted((p, sorted(m)) for p, m in cheap) == [(20, [0, 3]), (20, [1, 4]), (20, [2, 5])]
+    costly = group_by_shared_prefix(seqs, min_prefix=2, group_overhead=50)
+    assert costly == [(0, [0, 1, 2, 3, 4, 5])]
 
 
 def test_group_keeps_long_prefix_when_a_stranger_shares_only_the_header():

@@ -90,14 +90,17 @@ def _common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-def group_by_shared_prefix(seqs: list[list[int]], min_prefix: int = MIN_SHARED_PREFIX) -> list[tuple[int, list[int]]]:
+def group_by_shared_prefix(seqs: list[list[int]], min_prefix: int = MIN_SHARED_PREFIX,
+                           group_overhead: int = 0) -> list[tuple[int, list[int]]]:
     """Cluster sequences that share a token prefix: ``[(prefix_len, member indices), ...]``.
 
-    Sorting puts sequences that share a prefix next to each other. A sorted run is either one group
-    (prefix = the smallest common prefix of neighbours) or split where that common prefix is
-    smallest, whichever prefills fewer tokens in total (prefix once + every suffix). Groups sharing
-    fewer than ``min_prefix`` tokens become singletons (prefix 0). The prefix always leaves each
-    member at least one suffix token.
+    Sorting puts sequences that share a prefix next to each other. A sorted run is served either
+    as one prefix group (prefix = the smallest common prefix of neighbours, prefilled once), as
+    plain rows without a prefix, or split where that common prefix is smallest, whichever costs
+    least: prefilled tokens, plus ``group_overhead`` token-equivalents for every prefix group
+    (a group decodes in its own batches, so long generations favour fewer, larger batches).
+    Prefixes shorter than ``min_prefix`` are never used. All rows without a prefix form one
+    group ``(0, members)``. A prefix always leaves each member at least one suffix token.
     """
     order = sorted(range(len(seqs)), key=lambda i: seqs[i])
     adjacent = [min(_common_prefix_len(seqs[a], seqs[b]), len(seqs[a]) - 1, len(seqs[b]) - 1)
@@ -105,23 +108,26 @@ def group_by_shared_prefix(seqs: list[list[int]], min_prefix: int = MIN_SHARED_P
 
     def solve(lo: int, hi: int) -> tuple[int, list[tuple[int, list[int]]]]:
         run = order[lo:hi]
+        best = sum(len(seqs[i]) for i in run), [(0, run)]
         if len(run) == 1:
-            return len(seqs[run[0]]), [(0, run)]
+            return best
         shared = min(adjacent[lo:hi - 1])
-        cuts = [k + 1 for k in range(lo, hi - 1) if adjacent[k] == shared]
-        bounds = [lo, *cuts, hi]
-        cost, groups = 0, []
-        for a, b in pairwise(bounds):
-            c, g = solve(a, b)
-            cost += c
-            groups += g
         if shared >= min_prefix:
-            whole = shared + sum(len(seqs[i]) - shared for i in run)
-            if whole <= cost:
-                return whole, [(shared, run)]
-        return cost, groups
+            whole = shared + sum(len(seqs[i]) - shared for i in run) + group_overhead
+            if whole < best[0]:
+                best = whole, [(shared, run)]
+        cuts = [k + 1 for k in range(lo, hi - 1) if adjacent[k] == shared]
+        cost, groups = 0, []
+        for a, b in pairwise([lo, *cuts, hi]):
+            c, g = solve(a, b)
+            cost, groups = cost + c, groups + g
+        return (cost, groups) if cost < best[0] else best
 
-    return solve(0, len(order))[1] if seqs else []
+    if not seqs:
+        return []
+    groups = solve(0, len(order))[1]
+    plain = sorted(i for prefix, members in groups if prefix == 0 for i in members)
+    return [(p, m) for p, m in groups if p > 0] + ([(0, plain)] if plain else [])
 
 
 class HFBackend:
@@ -267,7 +273,8 @@ class HFBackend:
         seqs = [self.encode(chat) for chat in chats]
         config = self._generation_config(decoding)
         results: list[str | None] = [None] * len(chats)
-        groups = (group_by_shared_prefix(seqs) if self.prefix_reuse
+        overhead = self._forward_overhead() * (1 + decoding.max_new_tokens)
+        groups = (group_by_shared_prefix(seqs, group_overhead=overhead) if self.prefix_reuse
                   else [(0, list(range(len(seqs))))])
         log.debug("%d chats in %d shared-prefix groups (prefix lengths %s)", len(chats), len(groups),
                   [p for p, _ in groups])
@@ -316,14 +323,16 @@ class HFBackend:
                 texts = self._greedy_batch(seqs, prefix_len, batch, cache, decoding)
             yield batch, texts
 
+    def _forward_overhead(self) -> int:
+        return FORWARD_OVERHEAD_TOKENS_GPU if self.device.type == "cuda" else FORWARD_OVERHEAD_TOKENS_CPU
+
     def _length_buckets(self, seqs, prefix_len, members, decoding, limit) -> list[list[int]]:
         """Split members (sorted by suffix length) into batches minimising padded suffix tokens plus
         a per-forward overhead (in token equivalents: small on CPU, large on GPUs), by dynamic
         programming over the split points."""
         ordered = sorted(members, key=lambda i: (len(seqs[i]), i))
         lengths = [len(seqs[i]) - prefix_len for i in ordered]
-        overhead = (FORWARD_OVERHEAD_TOKENS_GPU if self.device.type == "cuda"
-                    else FORWARD_OVERHEAD_TOKENS_CPU) * (1 + decoding.max_new_tokens)
+        overhead = self._forward_overhead() * (1 + decoding.max_new_tokens)
         n = len(ordered)
         best = [0.0] + [float("inf")] * n
         cut = [0] * (n + 1)

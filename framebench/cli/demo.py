@@ -1,14 +1,104 @@
-"""``framebench demo``: the embedded default end to end (issue: demo)."""
+"""``framebench demo``: the embedded default end to end, offline on a CPU.
 
+Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks), on the OMIT demo
+scenarios (M0, M1) and as the planner on the demo robotics episodes (7 variants each, with the
+oracle planner as a reference row), adds the ``baseline:always-yes`` reference, and writes the
+unified report. Every step goes through the public CLI commands and their result stores, so a
+second run resumes and finishes in seconds.
+"""
+
+from __future__ import annotations
+
+import time
 from pathlib import Path
 
 import typer
 
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "datasets" / "demo"
+
+
+def demo_steps(out: Path, model: str, planner_replans: int) -> list[tuple[str, list[str]]]:
+    """(title, CLI arguments) for each run of the demo, in order."""
+    runs = out / "runs"
+    fqa, omit, robotics = DEMO / "framingqa", DEMO / "omit", DEMO / "robotics"
+    episodes = str(robotics / "episodes.json.gz")
+    return [
+        ("FramingQA text, " + model,
+         ["text", "--model", model, "--data", str(fqa), "--out", str(runs / "framingqa-model")]),
+        ("FramingQA text, baseline:always-yes",
+         ["text", "--model", "baseline:always-yes", "--data", str(fqa),
+          "--out", str(runs / "framingqa-always-yes")]),
+        ("OMIT M0 + M1, " + model,
+         ["text", "--model", model, "--data", str(omit), "--conditions", "M0,M1",
+          "--out", str(runs / "omit-model")]),
+        ("Robotics, oracle planner",
+         ["embodied", "--planner", "oracle", "--episodes", episodes,
+          "--out", str(runs / "embodied-oracle")]),
+        ("Robotics, " + model + " planner",
+         ["embodied", "--planner", model, "--episodes", episodes, "--max-replans",
+          str(planner_replans), "--out", str(runs / "embodied-model")]),
+    ]
+
 
 def demo(
-    out: Path = typer.Option(Path("framebench-demo"), "--out", help="Output folder."),
+    out: Path = typer.Option(Path("framebench-demo"), "--out", help="Output folder (runs/ and report/)."),
+    model: str = typer.Option("smollm2", "--model", help="Model spec for every step (default: the packaged SmolLM2)."),
+    planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
+    from rich.console import Console
+
+    from framebench.cli import app
     from framebench.errors import UserError
 
-    raise UserError("framebench demo is not implemented yet")
+    console = Console()
+    if not DEMO.exists():
+        raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
+    started = time.perf_counter()
+    run_dirs: list[str] = []
+    for title, args in demo_steps(out, model, planner_replans):
+        console.rule(f"[bold]{title}")
+        step = time.perf_counter()
+        app(args=args, prog_name="framebench", standalone_mode=False)
+        run_dirs.append(args[args.index("--out") + 1])
+        console.print(f"[dim]{title}: {time.perf_counter() - step:.1f} s")
+    personas = DEMO / "omit" / "personas"
+    if (personas / "records.parquet").exists():
+        run_dirs.append(str(personas))
+    report_dir = out / "report"
+    console.rule("[bold]Report")
+    app(args=["score", *run_dirs, "--out", str(report_dir)], prog_name="framebench",
+        standalone_mode=False)
+    print_summary(console, report_dir / "report.json")
+    console.print(f"\nDemo finished in {time.perf_counter() - started:.1f} s. Report: "
+                  f"[bold]{report_dir / 'report.html'}[/] (also report.md, report.json)")
+
+
+def print_summary(console, report_path: Path) -> None:
+    """A short terminal table: strict vs mean accuracy, OBR, and embodied completion."""
+    import json
+
+    from rich.table import Table
+
+    report = json.loads(report_path.read_text())
+    table = Table(title="framebench demo summary (percent)")
+    for col in ("suite", "model", "slice", "metric", "value"):
+        table.add_column(col)
+
+    def pct(value) -> str:
+        return "–" if value is None else f"{100 * value:.1f}"
+
+    for model, tasks in report.get("framingqa", {}).items():
+        for fmt, m in tasks.get("all", {}).items():
+            table.add_row("FramingQA", model, f"all tasks, {fmt}", "mean / strict_all",
+                          f"{pct(m.get('mean'))} / {pct(m.get('strict_all'))}")
+    for model, conds in report.get("omit", {}).get("rates", {}).items():
+        for cond, m in conds.items():
+            table.add_row("OMIT", model, cond, "OBR / ABR / FCR",
+                          f"{pct(m.get('OBR'))} / {pct(m.get('ABR'))} / {pct(m.get('FCR'))}")
+    for model, rows in report.get("embodied", {}).items():
+        m = rows.get("overall", {})
+        table.add_row("Robotics", model, "overall", "completion neutral / strict all",
+                      f"{pct(m.get('completion_mean_neutral'))} / {pct(m.get('completion_strict_all'))}")
+    console.print(table)
