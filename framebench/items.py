@@ -12,6 +12,7 @@ from typing import Any
 
 from framebench import records
 from framebench.errors import UserError
+from framebench.jsonl import iter_jsonl
 
 ITEMS_FILE = "items.jsonl"
 
@@ -67,19 +68,12 @@ def read_items(path: str | Path) -> list[dict[str, Any]]:
         raise UserError(f"{path}: no such items file")
     items: list[dict[str, Any]] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}: line {n}: not valid JSON ({exc.msg})") from None
-            item = validate_item(item, str(path), n)
-            if item["item_id"] in seen:
-                raise UserError(f"{path}: line {n}: duplicate item_id {item['item_id']!r}")
-            seen.add(item["item_id"])
-            items.append(item)
+    for n, item in iter_jsonl(path, "item"):
+        item = validate_item(item, str(path), n)
+        if item["item_id"] in seen:
+            raise UserError(f"{path}: line {n}: duplicate item_id {item['item_id']!r}")
+        seen.add(item["item_id"])
+        items.append(item)
     return items
 
 

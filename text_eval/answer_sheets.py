@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
+from framebench.jsonl import iter_jsonl
 from text_eval.contexts import FINANCE_SCOPES, LAW_SCOPES, Context
 
 LETTERS = "ABCD"
@@ -109,14 +110,6 @@ def read_sheets(path: Path) -> list[AnswerSheet]:
     if not path.exists():
         raise UserError(f"{path}: no such answer-sheet file")
     sheets: list[AnswerSheet] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: line {n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise UserError(f"{path}: line {n}: an answer sheet must be a JSON object")
+    for n, data in iter_jsonl(path, "answer sheet"):
         sheets.append(AnswerSheet.from_json(data, f"{path}: line {n}"))
     return sheets

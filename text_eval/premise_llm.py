@@ -18,6 +18,7 @@ from typing import Any
 
 from framebench.backends.base import Chat, Decoding
 from framebench.errors import UserError
+from framebench.jsonl import iter_jsonl
 from text_eval.answer_sheets import AnswerSheet, Evidence
 from text_eval.contexts import Context, Dropped
 from text_eval.variants import option_phrase
@@ -70,15 +71,7 @@ def read_review(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows: list[dict[str, Any]] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: line {n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise UserError(f"{path}: line {n}: a review line must be a JSON object")
+    for n, row in iter_jsonl(path, "review line"):
         for name in ("candidate_id", "context_id", "role", "premise"):
             if not isinstance(row.get(name), str) or not row[name]:
                 raise UserError(f"{path}: line {n}: field '{name}' must be a non-empty string")

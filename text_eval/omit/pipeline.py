@@ -9,6 +9,7 @@ from pathlib import Path
 
 from framebench.backends.base import Backend, Decoding
 from framebench.errors import UserError
+from framebench.jsonl import iter_jsonl
 from framebench.runinfo import write_text_atomic
 from framebench.store import ResultStore
 from text_eval.omit import frames, inaction, select
@@ -122,15 +123,8 @@ def build_from_authored(source: Path, out: Path) -> dict:
     path = source / AUTHORED_FILE
     scenarios = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}: line {n}: not valid JSON ({exc.msg})") from None
-            scenarios.append(_check_authored(row, path, n, seen))
+    for n, row in iter_jsonl(path, "scenario"):
+        scenarios.append(_check_authored(row, path, n, seen))
     funnel = [{"stage": "seed", "label": "Project-authored scenarios", "count": len(scenarios),
                "dropped": {}}]
     dropped: list[dict] = []
