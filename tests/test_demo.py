@@ -11,12 +11,14 @@ import json
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from framebench.items import read_items
-from tests.conftest import REPO
+
+REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
 
