@@ -212,20 +212,13 @@ class World:
         """PARTNR's multi-handle rule: per-b counting when ``is_same_*``, else count satisfied pairs."""
         number = args.get("number", 1)
         handles_a, handles_b = args.get(key_a, []), args.get(key_b, [])
+        # is_same_b: all `number` satisfied pairs must share one b; otherwise any pairs count.
+        groups = ([[(a, b) for a in handles_a] for b in handles_b] if same_b
+                  else [[(a, b) for a in handles_a for b in handles_b]])
         info = {key_a: "", key_b: ""}
-        if same_b:
-            for b in handles_b:
-                count = 0
-                for a in handles_a:
-                    info = {key_a: a, key_b: b}
-                    if self.single(name, a, b):
-                        count += 1
-                        if count >= number:
-                            return PropositionResult(True, info)
-            return PropositionResult(False, info)
-        count = 0
-        for a in handles_a:
-            for b in handles_b:
+        for pairs in groups:
+            count = 0
+            for a, b in pairs:
                 info = {key_a: a, key_b: b}
                 if self.single(name, a, b):
                     count += 1
