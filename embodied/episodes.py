@@ -23,20 +23,26 @@ _ENTITY_ARGS = {
 }
 
 
-def read_episodes(path: str | Path) -> list[dict[str, Any]]:
-    """Read and validate an episode file."""
+def load_episode_container(path: str | Path) -> dict[str, Any]:
+    """The ``{"episodes": [...]}`` object of a ``.json`` or gzipped file; episodes not yet checked."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise UserError(f"{path}: no such episode file")
     try:
         raw = path.read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
-        data = json.loads(raw)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: not a JSON or gzipped JSON episode file ({exc})") from None
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, EOFError, ValueError) as exc:  # ValueError covers JSON and UTF-8 errors
+        raise UserError(f"{path}: not a readable (gzipped) JSON episode file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
-        raise UserError(f"{path}: expected an object with an 'episodes' list")
+        raise UserError(f'{path}: expected an object {{"episodes": [...]}}')
+    return data
+
+
+def read_episodes(path: str | Path) -> list[dict[str, Any]]:
+    """Read and validate an episode file."""
+    data = load_episode_container(path)
     seen: set[str] = set()
     for index, episode in enumerate(data["episodes"]):
         validate_episode(episode, where=f"{path}: episode {index}")

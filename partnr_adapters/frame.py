@@ -41,18 +41,10 @@ def parse_framed_id(item_id: str) -> tuple[str, str, str]:
 
 def load_episode_file(path: str | Path) -> dict[str, Any]:
     """Read a PARTNR episode file (``.json`` or ``.json.gz``) holding ``{"episodes": [...]}``."""
+    from embodied.episodes import load_episode_container
+
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such episode file")
-    try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        data = json.loads(raw.decode("utf-8"))
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a readable (gzipped) JSON episode file ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
-        raise UserError(f'{path}: expected an object {{"episodes": [...]}}')
+    data = load_episode_container(path)
     for index, episode in enumerate(data["episodes"]):
         if not isinstance(episode, dict):
             raise UserError(f"{path}: episode {index}: expected an object")
