@@ -46,6 +46,6 @@ def test_baselines_read_the_format_from_the_prompt():
     assert answers == rnd.generate(list(reversed(many)), Decoding())[::-1]  # per item, not per position
     assert 70 < answers.count("Yes") < 130  # roughly uniform
     assert load_backend("baseline:random@7").generate(many, Decoding()) != answers  # the seed matters
-    assert load_backend("baseline:random@7").fingerprint() == "baseline:random:seed=7"
+    assert load_backend("baseline:random@7").fingerprint() == "baseline:random:seed=7:v2"
     with pytest.raises(UserError):
         load_backend("baseline:sometimes")

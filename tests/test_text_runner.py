@@ -78,7 +78,7 @@ def test_baseline_run_writes_records_prompts_and_run_info(data_dir, tmp_path):
 
     info = json.loads((out / "run.json").read_text())
     assert info["run_id"] == df["run_id"][0]
-    assert info["model_fingerprint"] == "baseline:always-yes"
+    assert info["model_fingerprint"] == "baseline:always-yes:v2"
     assert info["n_records"] == len(df) and info["n_generated"] == len(df)
     assert info["decoding"]["binary"]["max_new_tokens"] == 8 and info["decoding"]["mc"]["max_new_tokens"] == 16
     assert len(info["dataset_hash"]) == 64 and "chat_template_hash" in info
@@ -213,3 +213,20 @@ def test_calls_never_split_a_context(monkeypatch):
     calls = runner._calls(jobs)
     assert [[j.record_id for j in call] for call in calls] == [
         ["a0", "a1", "a2"], ["b0", "b1", "b2"], [f"c{i}" for i in range(7)], ["d0"]]
+
+
+def test_baselines_answer_in_each_omit_conditions_format(tmp_path):
+    """M1 and M4 want a final ``ANSWER:`` line: every baseline row parses under all conditions."""
+    data = REPO / "datasets" / "demo" / "omit"
+    for kind in ("random", "always-no"):
+        out = tmp_path / kind
+        assert _cli("text", "--model", f"baseline:{kind}", "--data", str(data), "--conditions",
+                    "M0,M1,M4", "--out", str(out), "--quiet") == 0
+        df = read_records(out)
+        assert set(df["condition"]) == {"M0", "M1", "M4"}
+        assert (df["parse"] == "ok").all(), df.loc[df["parse"] != "ok", ["condition", "output"]].head()
+        m1 = df[df["condition"] == "M1"]
+        assert m1["output"].str.fullmatch(r"ANSWER: (yes|no)").all()
+        assert set(df[df["condition"] == "M0"]["output"]) <= {"Yes", "No"}
+        if kind == "always-no":
+            assert (df["answer"] == "No").all()

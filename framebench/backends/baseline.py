@@ -5,6 +5,10 @@ multiple choice, anything else is yes/no. Multiple choice has no yes/no, so both
 answer the first option, "A" (a constant-answer policy); ``random`` picks uniformly among Yes/No or
 the listed letters, deterministically per prompt: the choice is a hash of (seed, chat), so the same
 item gets the same answer in every run and in any batch order.
+
+A baseline answers in the format the prompt asks for: when the prompt wants a final
+``ANSWER: yes|no`` line (OMIT conditions M1 and M4), the answer is written as that line, so a
+baseline is scored under every condition instead of counting as unparsed.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from framebench.errors import UserError
 
 KINDS = ("always-yes", "always-no", "random")
 _OPTION_LINE = re.compile(r"^\s*\(?([A-Z])[).:]\s", re.MULTILINE)
+_ANSWER_LINE_REQUEST = re.compile(r"ANSWER:\s*yes\W+(?:or\s+)?\W*ANSWER:\s*no", re.IGNORECASE)
+# Bumped when the answers a baseline gives to the same prompt change (so stored answers are not reused).
+ANSWER_VERSION = "v2"
 
 
 def option_letters(chat: Chat) -> list[str]:
@@ -31,6 +38,12 @@ def option_letters(chat: Chat) -> list[str]:
         if letter == chr(ord("A") + len(letters)):
             letters.append(letter)
     return letters if len(letters) >= 2 else []
+
+
+def wants_answer_line(chat: Chat) -> bool:
+    """True when the last user turn asks for a final ``ANSWER: yes`` / ``ANSWER: no`` line."""
+    users = [m["content"] for m in chat if m.get("role") == "user"]
+    return bool(users) and bool(_ANSWER_LINE_REQUEST.search(users[-1]))
 
 
 class BaselineBackend:
@@ -47,12 +60,19 @@ class BaselineBackend:
         self.spec = spec or f"baseline:{kind}"
 
     def fingerprint(self) -> str:
-        return f"baseline:{self.kind}" + (f":seed={self.seed}" if self.kind == "random" else "")
+        seed = f":seed={self.seed}" if self.kind == "random" else ""
+        return f"baseline:{self.kind}{seed}:{ANSWER_VERSION}"
 
     def info(self) -> dict[str, str]:
         return {"baseline": self.kind, "seed": str(self.seed)}
 
     def _answer(self, chat: Chat) -> str:
+        answer = self._choice(chat)
+        if answer in ("Yes", "No") and wants_answer_line(chat):
+            return f"ANSWER: {answer.lower()}"
+        return answer
+
+    def _choice(self, chat: Chat) -> str:
         letters = option_letters(chat)
         if self.kind == "random":
             choices = letters or ["Yes", "No"]
