@@ -42,7 +42,9 @@ class Planner:
     """Base planner: ``open`` a session per episode variant, then ``decide`` for a batch of sessions."""
 
     spec = ""
-    uses_cap = False  # the replan cap applies to LLM planners (PARTNR's replanning_threshold)
+    # LLM planners: the replan cap (PARTNR's replanning_threshold) applies and ``replans`` counts
+    # their calls; plan planners (oracle, script) make no LLM calls and record no replans.
+    uses_cap = False
 
     def fingerprint(self) -> str:
         return self.spec

@@ -3,8 +3,14 @@
 Per variant: reset the env, frame the instruction (Appendix D.4), then loop planner decision ->
 strict parse -> skill -> result, until the planner says ``Done[]``, the replan cap is reached (LLM
 planners; PARTNR's ``replanning_threshold``: the call numbered cap+1 ends the episode without acting),
-or the sim steps reach 20,000. ``replans`` counts planner decisions including the first and the final
-Done. Each finished variant is stored in the result store, so an interrupted run resumes.
+or the sim steps reach 20,000. Each finished variant is stored in the result store, so an interrupted
+run resumes.
+
+``replans`` (one definition for the records, the report and the README) is PARTNR's
+``replanning_count``: the number of LLM planner calls a variant made, the first call and the final
+``Done[]`` call included. With replan cap T (PARTNR's ``replanning_threshold``) a variant makes at
+most T + 1 calls, so ``replans <= T + 1``. Oracle and script planners make no LLM calls; their
+records hold ``replans = null`` (shown as n/a), never their action count.
 """
 
 from __future__ import annotations
@@ -160,7 +166,8 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                     slot="neutral" if bias == "neutral" else f"{bias}/{level}", gold="", answer="", parse="ok",
                     correct=bool(fields["success"]), output=fields["output"],
                     constraint=episode["info"]["constraint_type"], percent_complete=fields["percent_complete"],
-                    success=bool(fields["success"]), sim_steps=fields["sim_steps"], replans=fields["replans"]))
+                    success=bool(fields["success"]), sim_steps=fields["sim_steps"],
+                    replans=fields["replans"] if planner.uses_cap else None))
     write_records(rows, out)
     write_text_atomic("".join(json.dumps(p) + "\n" for p in prompts), out / "prompts.jsonl")
     write_run_info(out, run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,

@@ -230,3 +230,26 @@ def test_baselines_answer_in_each_omit_conditions_format(tmp_path):
         assert set(df[df["condition"] == "M0"]["output"]) <= {"Yes", "No"}
         if kind == "always-no":
             assert (df["answer"] == "No").all()
+
+
+def test_resume_does_not_load_the_model_when_the_store_has_every_answer(tiny_llama_dir, tmp_path, monkeypatch):
+    """Lazy model load: the fingerprint needs only the tokenizer and the weights hashes."""
+    from embodied.planners import load_planner
+    from embodied.runner import run as run_embodied
+    from framebench.backends import hf
+
+    data = write_items(tmp_path / "data", framingqa_items(1, 2))
+    first = run_text(f"hf:{tiny_llama_dir}", data, tmp_path / "run", progress=False)
+    episodes = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+    run_embodied(load_planner(f"hf:{tiny_llama_dir}"), episodes, tmp_path / "emb", replan_cap=1,
+                 progress=False, limit=1)
+
+    def refuse(self):
+        raise AssertionError("the model was loaded although every answer is in the store")
+
+    monkeypatch.setattr(hf.HFBackend, "_load_model", refuse)
+    again = run_text(f"hf:{tiny_llama_dir}", data, tmp_path / "run", progress=False)
+    assert again.n_generated == 0 and again.n_from_store == first.n_records
+    planner = load_planner(f"hf:{tiny_llama_dir}")
+    run_embodied(planner, episodes, tmp_path / "emb", replan_cap=1, progress=False, limit=1)
+    assert not planner.backend.loaded

@@ -137,7 +137,7 @@ class HFBackend:
                  device: str | None = None, dtype: str | None = None, prefix_reuse: bool = True,
                  **_ignored: object):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
         self.spec = spec or f"hf:{path}"
         self.path = path
@@ -149,33 +149,69 @@ class HFBackend:
         self.batch_size = batch_size
         self.prefix_reuse = prefix_reuse
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        torch_dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
+        self._dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-            self.model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch_dtype)
         except (OSError, ValueError) as exc:
-            raise UserError(f"{path}: cannot load model or tokenizer ({' '.join(str(exc).split())[:300]})") from None
-        self.model.to(self.device).eval()
+            raise UserError(f"{path}: cannot load the tokenizer ({' '.join(str(exc).split())[:300]})") from None
         if not getattr(self.tokenizer, "chat_template", None):
             raise UserError(f"{path}: the tokenizer has no chat template")
         self.tokenizer.padding_side = "left"
-        gen = self.model.generation_config
-        eos = gen.eos_token_id if gen.eos_token_id is not None else self.tokenizer.eos_token_id
-        self.eos_ids: list[int] = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
-        pad = gen.pad_token_id if gen.pad_token_id is not None else self.tokenizer.pad_token_id
-        self.pad_id: int = pad if pad is not None else (self.eos_ids[0] if self.eos_ids else 0)
-        self.bos_id = gen.bos_token_id
-        # generate() fills every field our config leaves unset from model.generation_config, so
-        # replace that with a neutral one: only the special-token ids survive.
-        from transformers import GenerationConfig
-
-        self.model.generation_config = GenerationConfig(
-            eos_token_id=self.eos_ids or None, pad_token_id=self.pad_id, bos_token_id=self.bos_id)
+        # The weights load on first use (``model``): a resumed run whose every answer is already in
+        # the result store needs only the fingerprint (weights hashes + chat template).
+        self._model = None
         self._template_kwargs = (
             {"enable_thinking": False} if "enable_thinking" in self.tokenizer.chat_template else {}
         )
         self.chat_template_hash = text_sha256(self.tokenizer.chat_template)
         self._fingerprint: str | None = None
+
+    @property
+    def model(self):
+        """The transformers model, loaded (once) on first use."""
+        if self._model is None:
+            self._load_model()
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _load_model(self) -> None:
+        from transformers import AutoModelForCausalLM, GenerationConfig
+
+        log.info("loading %s", self.model_dir)
+        try:
+            model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self._dtype)
+        except (OSError, ValueError) as exc:
+            raise UserError(f"{self.path}: cannot load the model ({' '.join(str(exc).split())[:300]})") from None
+        model.to(self.device).eval()
+        gen = model.generation_config
+        eos = gen.eos_token_id if gen.eos_token_id is not None else self.tokenizer.eos_token_id
+        self._eos_ids: list[int] = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
+        pad = gen.pad_token_id if gen.pad_token_id is not None else self.tokenizer.pad_token_id
+        self._pad_id: int = pad if pad is not None else (self._eos_ids[0] if self._eos_ids else 0)
+        self._bos_id = gen.bos_token_id
+        # generate() fills every field our config leaves unset from model.generation_config, so
+        # replace that with a neutral one: only the special-token ids survive.
+        model.generation_config = GenerationConfig(
+            eos_token_id=self._eos_ids or None, pad_token_id=self._pad_id, bos_token_id=self._bos_id)
+        self._model = model
+
+    @property
+    def eos_ids(self) -> list[int]:
+        self.model  # noqa: B018 - loads the model, which defines the special-token ids
+        return self._eos_ids
+
+    @property
+    def pad_id(self) -> int:
+        self.model  # noqa: B018
+        return self._pad_id
+
+    @property
+    def bos_id(self):
+        self.model  # noqa: B018
+        return self._bos_id
 
     @staticmethod
     def _resolve_dir(path: str) -> Path:
