@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,12 @@ class _Variant:
 
 def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], planner: Planner,
                  replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
-                 max_sim_steps: int = MAX_SIM_STEPS) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Run variants of one episode in lockstep (one batched planner call per round)."""
+                 max_sim_steps: int = MAX_SIM_STEPS,
+                 on_round: Callable[[int, int], None] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Run variants of one episode in lockstep (one batched planner call per round).
+
+    ``on_round(decisions, finished)`` fires after every round: the planner decisions it made and
+    the variants that ended in it (for live progress)."""
     runs = [_Variant(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
     active = list(runs)
     while active:
@@ -103,7 +108,10 @@ def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], plann
                                    [r.env.world.describe_objects() for r in active])
         for run_, (text, prompt) in zip(active, decisions, strict=True):
             run_.apply(text, prompt, planner.uses_cap, replan_cap, max_sim_steps)
-        active = [r for r in active if not r.end]
+        still = [r for r in active if not r.end]
+        if on_round is not None:
+            on_round(len(active), len(active) - len(still))
+        active = still
     return [r.finish(episode, planner) for r in runs]
 
 
@@ -117,6 +125,7 @@ def run_variant(episode: dict[str, Any], bias: str, level: str, planner: Planner
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
+    from framebench.console import ProgressReporter
     from framebench.records import make_row, write_records
     from framebench.runinfo import (
         file_sha256,
@@ -136,7 +145,16 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
     run_id = f"embodied-{uuid.uuid4().hex[:12]}"
     fingerprint = planner.fingerprint()
     rows, prompts = [], []
-    with ResultStore(out) as store, _progress(progress, len(episodes) * len(VARIANTS)) as advance:
+    reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
+                                unit="variants", enabled=progress, fields={"planner decisions": 0})
+    decisions = 0
+
+    def on_round(made: int, finished: int) -> None:  # once per planner decision round
+        nonlocal decisions
+        decisions += made
+        reporter.advance(finished, **{"planner decisions": decisions})
+
+    with ResultStore(out) as store, reporter:
         for episode in episodes:
             keys, framed = {}, {}
             for bias, level in VARIANTS:
@@ -146,17 +164,15 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 prompts.append({"item_id": iid, "prompt": framed[iid]})
             done = store.get_many(keys.values())
             pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in done]
-            for bias, level in VARIANTS:
-                if (bias, level) not in pending:
-                    advance()
+            if len(pending) < len(VARIANTS):
+                reporter.skip(len(VARIANTS) - len(pending))  # served from the store
             if pending:
-                for (bias, level), (fields, log) in zip(
-                        pending, run_variants(episode, pending, planner, replan_cap, partnr_compat), strict=True):
+                results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
+                for (bias, level), (fields, log) in zip(pending, results, strict=True):
                     iid = item_id(episode["episode_id"], bias, level)
                     write_json_atomic(log, out / "episodes" / f"{iid}.json")
                     store.put(keys[iid], iid, fields)
                     done[keys[iid]] = fields
-                    advance()
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = done[keys[iid]]
@@ -175,23 +191,3 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                    backend="symbolic", n_episodes=len(episodes), n_variants=len(rows),
                    note="sim_steps come from the symbolic cost model; not comparable to Habitat's")
     return out
-
-
-class _progress:
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total = enabled, total
-
-    def __enter__(self):
-        if not self.enabled:
-            return lambda: None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                            TimeRemainingColumn(), transient=False)
-        self.bar.start()
-        task = self.bar.add_task("episode variants", total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.bar.stop()

@@ -27,6 +27,7 @@ from typing import Any
 
 from framebench import records as rec
 from framebench.backends import Backend, Chat, Decoding, load_backend
+from framebench.console import ProgressReporter, warn
 from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
 from framebench.runinfo import file_sha256, now_iso, write_run_info, write_text_atomic
@@ -162,28 +163,6 @@ def _model_slug(spec: str) -> str:
     return slug[:40] or "model"
 
 
-def _progress():
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task):
-            speed = task.finished_speed or task.speed
-            return Text(f"{speed:.2f} items/s" if speed else "-- items/s")
-
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                    TextColumn("parse failures: {task.fields[failures]}"))
-
-
 def _calls(jobs: list[Job]) -> list[list[Job]]:
     """Pack whole contexts into calls of about ``CALL_SIZE`` jobs, so that the variants of a
     context reach the backend together (one shared prefix) and a call never splits a context."""
@@ -228,17 +207,30 @@ def _generate_pending(backend: Backend, pending: list[Job], store: ResultStore,
                 store_batch(missing, [outputs[i] for i in missing])
 
 
+def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None,
+                         conditions: list[str]) -> None:
+    """Warn when ``--conditions`` cannot apply (no OMIT items) and when ``--limit`` cuts the set."""
+    if conditions and not any(it["suite"] == "omit" for it in items):
+        warn(f"--conditions {','.join(conditions)} ignored: {items_path} holds no OMIT items "
+             "(conditions M0-M4 apply to OMIT only)")
+    if limit is not None and limit < len(every):
+        warn(f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
+             "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
+
+
 def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] | None = None,
              formats: Sequence[str] | None = None, limit: int | None = None,
              batch_size: int | str = "auto", concurrency: int = 8,
-             conditions: Sequence[str] | None = ("M0",), progress: bool = True,
+             conditions: Sequence[str] | None = None, progress: bool = True,
              backend: Backend | None = None, base_url: str | None = None) -> RunSummary:
     started, t0 = now_iso(), time.perf_counter()
     data, out = Path(data), Path(out)
     items_path = data / ITEMS_FILE if data.is_dir() else data
-    items = select_items(read_items(items_path), tasks, formats, limit)
+    every = select_items(read_items(items_path), tasks, formats, None)
+    items = select_items(every, None, None, limit)
     if not items:
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
+    warn_about_selection(items_path, every, items, limit, _split(conditions))
     jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
 
     if backend is None:
@@ -272,23 +264,17 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         n_cached = len(jobs) - len(pending)
         failures = sum(_is_failure(j) for j in jobs if j.output is not None)
 
-        bar = _progress() if progress else None
-        if bar is not None:
-            bar.start()
-            task = bar.add_task(f"{spec}", total=len(jobs), completed=n_cached, failures=failures)
+        reporter = ProgressReporter(spec, len(jobs), completed=n_cached, enabled=progress,
+                                    fields={"parse failures": failures})
 
-        def on_done(done: list[Job]) -> None:
+        def on_done(done: list[Job]) -> None:  # once per finished batch
             nonlocal failures
             failures += sum(_is_failure(j) for j in done)
-            if bar is not None:
-                bar.update(task, advance=len(done), failures=failures)
+            reporter.advance(len(done), **{"parse failures": failures})
 
-        try:
+        with reporter:
             if pending:
                 _generate_pending(backend, pending, store, on_done)
-        finally:
-            if bar is not None:
-                bar.stop()
     finally:
         store.close()
 

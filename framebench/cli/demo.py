@@ -47,12 +47,11 @@ def demo(
     planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
-    from rich.console import Console
-
     from framebench.cli import app
+    from framebench.console import console as make_console
     from framebench.errors import UserError
 
-    console = Console()
+    console = make_console()
     if not DEMO.exists():
         raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()
@@ -70,35 +69,5 @@ def demo(
     console.rule("[bold]Report")
     app(args=["score", *run_dirs, "--out", str(report_dir)], prog_name="framebench",
         standalone_mode=False)
-    print_summary(console, report_dir / "report.json")
     console.print(f"\nDemo finished in {time.perf_counter() - started:.1f} s. Report: "
                   f"[bold]{report_dir / 'report.html'}[/] (also report.md, report.json)")
-
-
-def print_summary(console, report_path: Path) -> None:
-    """A short terminal table: strict vs mean accuracy, OBR, and embodied completion."""
-    import json
-
-    from rich.table import Table
-
-    report = json.loads(report_path.read_text())
-    table = Table(title="framebench demo summary (percent)")
-    for col in ("suite", "model", "slice", "metric", "value"):
-        table.add_column(col)
-
-    def pct(value) -> str:
-        return "–" if value is None else f"{100 * value:.1f}"
-
-    for model, tasks in report.get("framingqa", {}).items():
-        for fmt, m in tasks.get("all", {}).items():
-            table.add_row("FramingQA", model, f"all tasks, {fmt}", "mean / strict_all",
-                          f"{pct(m.get('mean'))} / {pct(m.get('strict_all'))}")
-    for model, conds in report.get("omit", {}).get("rates", {}).items():
-        for cond, m in conds.items():
-            table.add_row("OMIT", model, cond, "OBR / ABR / FCR",
-                          f"{pct(m.get('OBR'))} / {pct(m.get('ABR'))} / {pct(m.get('FCR'))}")
-    for model, rows in report.get("embodied", {}).items():
-        m = rows.get("overall", {})
-        table.add_row("Robotics", model, "overall", "completion neutral / strict all",
-                      f"{pct(m.get('completion_mean_neutral'))} / {pct(m.get('completion_strict_all'))}")
-    console.print(table)

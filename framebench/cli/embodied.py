@@ -32,7 +32,16 @@ def embodied(
     from embodied.planners import load_planner
     from embodied.runner import run
 
-    read_episodes(episodes)  # validate before loading any model
+    n_episodes = len(read_episodes(episodes))  # validate before loading any model
+    if limit is not None and limit < n_episodes:
+        from framebench.console import warn
+
+        warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
+             "benchmark's (use --limit for smoke tests only)")
     chosen = load_planner(planner, max_new_tokens=max_new_tokens)
     run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit)
+    from framebench.records import read_records
+    from framebench.scoring.summary import print_summary, summary_report
+
+    print_summary(summary_report(read_records(out)), title="framebench embodied")
     typer.echo(f"wrote {out / 'records.parquet'}")

@@ -95,6 +95,11 @@ def score(
         raise UserError(f"{out}: exists and is not a folder")
     df, prompts = load_runs(run_dirs)
     written = write_report(df, prompts, out)
+    import json
+
+    from framebench.scoring.summary import print_summary
+
+    print_summary(json.loads((out / "report.json").read_text()), title="framebench score")
     typer.echo(f"scored {len(df):,} records from {len(run_dirs)} run(s)")
     for path in written:
         typer.echo(f"wrote {path}")

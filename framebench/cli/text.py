@@ -14,7 +14,8 @@ def text(
     limit: int = typer.Option(None, "--limit", help="Run only the first N selected items."),
     batch_size: str = typer.Option("auto", "--batch-size", help="HF batch size: N or 'auto'."),
     concurrency: int = typer.Option(8, "--concurrency", help="Parallel requests for openai: models."),
-    conditions: str = typer.Option("M0", "--conditions", help="OMIT conditions, e.g. M0,M1,M2."),
+    conditions: str = typer.Option(None, "--conditions",
+                                   help="OMIT conditions, e.g. M0,M1,M2 (default: M0; OMIT data only)."),
     base_url: str = typer.Option(None, "--base-url",
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -35,5 +36,9 @@ def text(
                        concurrency=concurrency, conditions=conditions, progress=not quiet,
                        base_url=base_url)
     counts = ", ".join(f"{k} {v}" for k, v in summary.parse_counts.items())
+    from framebench.records import read_records
+    from framebench.scoring.summary import print_summary, summary_report
+
+    print_summary(summary_report(read_records(summary.run_dir)), title=f"framebench text {summary.run_id}")
     typer.echo(f"{summary.n_records} records ({summary.n_generated} generated, {summary.n_from_store} from the "
                f"store; {counts}) in {summary.seconds:.1f}s -> {summary.run_dir}")

@@ -164,9 +164,12 @@ def _fig_random(analysis: dict[str, Any]) -> Figure | None:
     xs = range(len(rows))
     for offset, key, color, name in ((-0.2, "filtered", "#2e7d32", "filtered"),
                                      (0.2, "complement", "#9e9e9e", "complement")):
-        vals = [r[key] for r in rows]
-        err = [[v - (r[f"{key}_low"] if r[f"{key}_low"] is not None else v) for v, r in zip(vals, rows, strict=True)],
-               [(r[f"{key}_high"] if r[f"{key}_high"] is not None else v) - v for v, r in zip(vals, rows, strict=True)]]
+        vals = [float("nan") if r[key] is None else r[key] for r in rows]
+        # clamped at 0: a rate of exactly 0 or 1 can sit a rounding error outside its interval
+        err = [[max(0.0, v - r[f"{key}_low"]) if r[f"{key}_low"] is not None else 0.0
+                for v, r in zip(vals, rows, strict=True)],
+               [max(0.0, r[f"{key}_high"] - v) if r[f"{key}_high"] is not None else 0.0
+                for v, r in zip(vals, rows, strict=True)]]
         ax.bar([x + offset for x in xs], vals, width=0.4, color=color, yerr=err, capsize=3, label=name)
     for x, r in zip(xs, rows, strict=True):
         ax.hlines(r["random_full"], x - 0.45, x + 0.45, colors="#ef6c00", linestyles="dashed",

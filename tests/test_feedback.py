@@ -1,0 +1,128 @@
+"""Feedback while and after running: per-batch progress (plain lines off a terminal), rate and ETA,
+the metric summary after ``text``/``embodied``/``score``, and the ``--conditions``/``--limit``
+warnings."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from text_helpers import framingqa_items, write_items
+
+from framebench.backends.baseline import BaselineBackend
+from framebench.cli import main
+from framebench.console import ProgressReporter, clock
+from text_eval.runner import run_text
+
+REPO = Path(__file__).resolve().parent.parent
+EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+
+
+def _cli(*args: str) -> int:
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+class BatchedBaseline(BaselineBackend):
+    """A baseline that reports its outputs in batches of ``size`` through ``on_batch``."""
+
+    def __init__(self, size: int):
+        super().__init__("always-yes")
+        self.size, self.batches = size, 0
+
+    def generate(self, chats, decoding, on_batch=None):
+        texts = super().generate(chats, decoding)
+        for start in range(0, len(chats), self.size):
+            idx = list(range(start, min(start + self.size, len(chats))))
+            self.batches += 1
+            if on_batch is not None:
+                on_batch(idx, [texts[i] for i in idx])
+        return texts
+
+
+def test_status_line_has_counts_rate_eta_and_fields(monkeypatch):
+    reporter = ProgressReporter("m", 100, completed=20, stream=io.StringIO(), terminal=False, interval=0,
+                                fields={"parse failures": 0})
+    monkeypatch.setattr(reporter, "elapsed", lambda: 10.0)
+    assert reporter.rate() is None and "--:--" in reporter.status()  # nothing generated yet
+    reporter.completed = 60  # 40 generated in 10 s: store hits (20) do not count toward the rate
+    reporter.fields["parse failures"] = 3
+    assert reporter.rate() == pytest.approx(4.0) and reporter.eta() == pytest.approx(10.0)
+    assert reporter.status() == "60/100 (60.0%) | 4.00 items/s | 0:10 elapsed | ETA 0:10 | parse failures 3"
+    assert clock(3725) == "1:02:05"
+
+
+def test_text_progress_prints_a_plain_line_per_batch_off_a_terminal(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FRAMEBENCH_PROGRESS_INTERVAL", "0")  # every update prints
+    data = write_items(tmp_path / "data", framingqa_items(3, 8))
+    backend = BatchedBaseline(size=5)
+    run_text(None, data, tmp_path / "run", backend=backend)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(backend.spec)]
+    assert backend.batches >= 5
+    assert len(lines) >= backend.batches + 2  # start, one per batch, end
+    counts = [int(line.split(": ", 1)[1].split("/")[0]) for line in lines]
+    assert counts == sorted(counts) and counts[-1] == 24 and len(set(counts)) >= backend.batches
+    assert "items/s" in lines[-1] and "ETA" in lines[-1] and "parse failures 0" in lines[-1]
+    assert all("\x1b" not in line for line in lines)  # plain text, no terminal escapes
+
+
+def test_plain_lines_are_periodic_and_not_cut(monkeypatch):
+    stream = io.StringIO()
+    with ProgressReporter("x" * 150, 10, stream=stream, terminal=False, interval=3600) as reporter:
+        for _ in range(10):
+            reporter.advance(1)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2  # the first line and the final one; none in between within the interval
+    assert lines[-1].startswith("x" * 150 + ": 10/10 (100.0%)") and len(lines[-1]) > 160
+
+
+def test_embodied_progress_moves_per_planner_decision(tmp_path, capsys, monkeypatch):
+    from embodied.planners import OraclePlanner
+    from embodied.runner import run
+
+    monkeypatch.setenv("FRAMEBENCH_PROGRESS_INTERVAL", "0")
+    run(OraclePlanner(), EPISODES, tmp_path / "run", limit=1)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("oracle episode variants")]
+    decisions = [int(line.rsplit("planner decisions ", 1)[1]) for line in lines]
+    assert decisions[-1] > 7 and len(lines) >= decisions[-1] // 7  # one line per decision round
+    assert lines[-1].split(": ", 1)[1].startswith("7/7 (100.0%)") and "variants/s" in lines[-1]
+
+
+def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):
+    data = write_items(tmp_path / "data", framingqa_items(3, 4))
+    assert _cli("text", "--model", "baseline:always-no", "--data", str(data), "--out", str(tmp_path / "t"),
+                "--quiet") == 0
+    out = capsys.readouterr().out
+    assert "summary (percent)" in out and "mean / strict_all" in out
+    # always-no: binary golds alternate per context; the pooled binary row is a known mean
+    assert "all tasks, binary" in out and "all tasks, mc" in out
+    assert _cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
+                "--limit", "1") == 0
+    out = capsys.readouterr().out
+    assert "Robotics" in out and "100.0 / 100.0 / 100.0 / 100.0" in out  # the oracle completes all
+    assert _cli("text", "--model", "baseline:always-no", "--data", str(REPO / "datasets/demo/omit"),
+                "--out", str(tmp_path / "o"), "--quiet") == 0
+    capsys.readouterr()
+    assert _cli("score", str(tmp_path / "t"), str(tmp_path / "o"), "--out", str(tmp_path / "r")) == 0
+    out = capsys.readouterr().out
+    # always-no answers (No, No) on every pair: OBR 100, ABR 0, FCR 0
+    assert "OBR / ABR / FCR" in out and "100.0 / 0.0 / 0.0" in out and "FramingQA" in out
+
+
+def test_conditions_on_framingqa_data_and_limit_warn(tmp_path, capsys):
+    data = write_items(tmp_path / "data", framingqa_items(3, 4))
+    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "a"),
+                "--conditions", "M1", "--limit", "5", "--quiet") == 0
+    err = capsys.readouterr().err
+    assert "warning: --conditions M1 ignored" in err and "no OMIT items" in err
+    assert "warning: --limit 5: running 5 of 12" in err and "not the benchmark's" in err
+    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "b"),
+                "--quiet") == 0
+    assert "warning" not in capsys.readouterr().err
+    assert _cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
+                "--limit", "1") == 0
+    assert "warning: --limit 1: running 1 of" in capsys.readouterr().err
