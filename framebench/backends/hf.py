@@ -181,6 +181,12 @@ class HFBackend:
         from transformers import AutoModelForCausalLM, GenerationConfig
 
         log.info("loading %s", self.model_dir)
+        from framebench.console import is_terminal
+
+        if not is_terminal():  # no weight-loading bar in log files
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
         try:
             model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self._dtype)
         except (OSError, ValueError) as exc:

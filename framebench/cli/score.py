@@ -51,6 +51,7 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
         frames.append(read_records(run_dir))
         prompts.update(read_prompts(run_dir))
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    df.attrs["run_dirs"] = [(str(d), len(f)) for d, f in zip(run_dirs, frames, strict=True)]
     dup = df.duplicated(DUPLICATE_KEY, keep="first")
     if dup.any():
         row = df[dup].iloc[0]
@@ -61,13 +62,26 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
     return df, prompts
 
 
-def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path) -> list[Path]:
+def runs_meta(df: pd.DataFrame) -> dict[str, Any]:
+    """The report's provenance block for the folders ``load_runs`` read (in ``df.attrs``)."""
+    from framebench.scoring.provenance import report_meta
+
+    runs, start = [], 0
+    for run_dir, n in df.attrs.get("run_dirs", []):
+        runs.append((Path(run_dir), df.iloc[start:start + n]))
+        start += n
+    return report_meta(runs)
+
+
+def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path,
+                 meta: dict[str, Any] | None = None) -> list[Path]:
     """Compute the report and write report.json (+ report.md / report.html when the renderers
-    are installed); every file is written atomically. Returns the files written."""
+    are installed); every file is written atomically. Returns the files written. ``meta``
+    (default: from the folders in ``df.attrs``) leads the report as its provenance block."""
     from framebench.runinfo import write_json_atomic, write_text_atomic
     from framebench.scoring.compute import compute_report
 
-    report: dict[str, Any] = compute_report(df)
+    report: dict[str, Any] = {"meta": meta if meta is not None else runs_meta(df), **compute_report(df)}
     written = [write_json_atomic(report, out / "report.json")]
     try:
         from framebench.scoring.markdown import render_markdown

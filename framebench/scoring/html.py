@@ -29,6 +29,7 @@ from framebench.scoring.markdown import (
     report_sections,
     task_name,
 )
+from framebench.scoring.omit import PERSONA_PREFIX
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -219,12 +220,20 @@ def _analysis_html(report: Mapping[str, Any]) -> markupsafe.Markup | None:
 
 
 def _meta(records: pd.DataFrame | None) -> str:
+    """Records, evaluated models and suites; the OMIT persona panel's rows are the dataset's
+    reference answers, named as such and not counted as models."""
     if records is None or records.empty:
         return "No records."
-    models = ordered(records["model"].unique())
+    names = records["model"].unique()
+    panel = ordered(m for m in names if str(m).startswith(PERSONA_PREFIX))
+    models = ordered(m for m in names if not str(m).startswith(PERSONA_PREFIX))
     suites = ordered(records["suite"].unique(), SUITE_ORDER)
-    return (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "
+    text = (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "
             f"suites: {', '.join(suites)}")
+    if panel:
+        personas = ", ".join(m[len(PERSONA_PREFIX):] for m in panel)
+        text += f" · plus the OMIT dataset's persona panel ({len(panel)} personas: {personas}; not models)"
+    return text
 
 
 def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
@@ -235,9 +244,15 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 for s in report_sections(report)]
     figures = [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
     template = _environment().get_template("report.html.j2")
+    provenance = None
+    if report.get("meta"):
+        from framebench.scoring.provenance import meta_summary, meta_table
+
+        provenance = {"summary": meta_summary(report["meta"]), "table": _table_view(meta_table(report["meta"]))}
     return template.render(
         title=TITLE,
         meta=_meta(records),
+        provenance=provenance,
         sections=sections,
         analysis_html=_analysis_html(report),
         figures=figures,

@@ -391,6 +391,11 @@ def numeric_column(table: Table, index: int) -> bool:
 def render_markdown(report: Mapping[str, Any]) -> str:
     """``report.md``: every table of the report, percentages with one decimal."""
     parts = ["# framebench report"]
+    meta = report.get("meta")
+    if meta:
+        from framebench.scoring.provenance import meta_summary, meta_table
+
+        parts += [f"_{_md_cell(meta_summary(meta))}_", table_markdown(meta_table(meta))]
     sections = report_sections(report)
     if not sections:
         parts.append("No records to report.")

@@ -1,0 +1,148 @@
+"""The report's ``meta`` block: what was scored, by which code, when (report.json, top of report.md
+and report.html).
+
+Read from the records (run ids, models) and each scored folder's ``run.json`` (fingerprint,
+dataset hash, decoding, code version, times); a folder without ``run.json`` is listed with what its
+records say. Nothing here is a secret: ``run.json`` never holds keys.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+SCHEMA_VERSION = 1  # report.json layout; bump when a key changes meaning or moves
+RUN_FILE = "run.json"
+
+
+def git_commit() -> str | None:
+    """The commit of the framebench checkout, when it is one (None for an installed package)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _run_info(run_dir: Path) -> dict[str, Any]:
+    try:
+        info = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.DataFrame | None = None) -> str:
+    """How the answers were obtained: the run's declared answer mode (run.json ``answer_mode``
+    or the records' ``answer_mode`` column, e.g. ``generate``/``constrained``), else in words."""
+    declared = str(info.get("answer_mode") or "")
+    if not declared and records is not None and "answer_mode" in records.columns:
+        declared = ", ".join(sorted({str(m) for m in records["answer_mode"].dropna() if str(m)}))
+    if declared:
+        return declared
+    if model.startswith("persona:") or info.get("model") == "authored":
+        return "authored (the dataset's persona panel)"
+    if model.startswith("baseline:"):
+        return "reference baseline (answers from the prompt's format alone)"
+    if suite == "embodied":
+        if model == "oracle" or model.startswith("script:"):
+            return "scripted planner (no model)"
+        return "LLM planner, greedy generation, actions parsed strictly"
+    return "greedy generation, answer parsed strictly (unparsed = wrong)"
+
+
+def run_entry(run_dir: Path, records: pd.DataFrame) -> dict[str, Any]:
+    """One scored folder: its runs, models, suites and run.json fields."""
+    info = _run_info(run_dir)
+    models = sorted(records["model"].unique()) if not records.empty else []
+    suites = sorted(records["suite"].unique()) if not records.empty else []
+    entry: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "run_ids": sorted(records["run_id"].unique()) if not records.empty else [],
+        "models": models,
+        "suites": suites,
+        "n_records": len(records),
+        "model_fingerprint": info.get("model_fingerprint"),
+        "dataset_hash": info.get("dataset_hash"),
+        "decoding": info.get("decoding"),
+        "code_version": info.get("code_version"),
+        "started": info.get("started"),
+        "finished": info.get("finished"),
+        "answer_mode": answer_mode(models[0] if len(models) == 1 else "", suites[0] if suites else "", info,
+                                   records),
+    }
+    if info.get("data"):
+        entry["data"] = info["data"]
+    if info.get("selection"):
+        entry["selection"] = info["selection"]
+    return entry
+
+
+def report_meta(runs: Sequence[tuple[Path, pd.DataFrame]], generated: str | None = None) -> dict[str, Any]:
+    """The ``meta`` block for the scored ``(run folder, its records)`` pairs."""
+    from framebench import __version__
+    from framebench.runinfo import now_iso
+
+    entries = [run_entry(Path(d), df) for d, df in runs]
+    fingerprints = {m: e["model_fingerprint"] for e in entries for m in e["models"] if e["model_fingerprint"]}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated": generated or now_iso(),
+        "framebench_version": __version__,
+        "git_commit": git_commit(),
+        "run_ids": sorted({r for e in entries for r in e["run_ids"]}),
+        "model_fingerprints": dict(sorted(fingerprints.items())),
+        "dataset_hashes": sorted({e["dataset_hash"] for e in entries if e["dataset_hash"]}),
+        "runs": entries,
+    }
+
+
+def meta_summary(meta: Mapping[str, Any]) -> str:
+    """One line: when, by which framebench, which report schema."""
+    commit = meta.get("git_commit")
+    code = f"framebench {meta.get('framebench_version', '')}" + (f" (git {commit[:12]})" if commit else "")
+    return (f"Generated {meta.get('generated', '')} by {code}; report schema version "
+            f"{meta.get('schema_version', '')}; {len(meta.get('runs', []))} run folder(s) scored.")
+
+
+def meta_table(meta: Mapping[str, Any]):
+    """The scored run folders as a display table (``framebench.scoring.markdown.Table``)."""
+    from framebench.scoring.markdown import MISSING, Table
+
+    rows = []
+    for run in meta.get("runs", []):
+        times = f"{run['started']} → {run.get('finished') or '?'}" if run.get("started") else MISSING
+        rows.append([
+            str(run.get("run_dir", "")), ", ".join(run.get("models", [])) or MISSING,
+            f"{run.get('n_records', 0):,}", ", ".join(run.get("run_ids", [])) or MISSING,
+            str(run.get("answer_mode", "")), _short(run.get("model_fingerprint") or MISSING),
+            str(run.get("dataset_hash") or MISSING)[:16], _decoding_text(run.get("decoding")),
+            str(run.get("code_version") or MISSING), times,
+        ])
+    return Table(
+        title="Provenance: scored run folders",
+        caption="From each folder's records and run.json. Model fingerprint: weights and chat-template "
+        "hashes (or API model and server); dataset: sha256 of the items or episodes file (first 16 "
+        "hex digits); decoding: the generation settings per format or condition, or the planner's.",
+        header=["Run folder", "Model(s)", "Records", "Run id(s)", "Answers", "Model fingerprint",
+                "Dataset sha256", "Decoding", "Code", "Started → finished"],
+        rows=rows,
+    )
+
+
+def _short(text: Any, keep: int = 48) -> str:
+    text = str(text)
+    return text if len(text) <= keep else text[:keep] + "…"
+
+
+def _decoding_text(decoding: Any) -> str:
+    """A compact, stable rendering of run.json's decoding entry."""
+    if not decoding:
+        return "–"
+    return json.dumps(decoding, sort_keys=True, separators=(", ", ": "), default=str)
