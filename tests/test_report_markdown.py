@@ -81,7 +81,7 @@ def test_formatting_helpers():
     assert pct(0.0) == "0.0"
     assert pct(None) == "–"
     assert pct(float("nan")) == "–"
-    assert pct(2e-10) == "2e-08"  # not hidden as 0.0 (cf. FramingQA Table 4)
+    assert pct(2e-10) == "<0.1"  # not hidden as 0.0 (cf. FramingQA Table 4), no scientific notation
     assert pct_ci(0.277, [0.201, 0.35]) == "27.7 (20.1, 35.0)"
     assert pct_ci(0.277, None) == "27.7"
     assert pct_ci(None, [0.1, 0.2]) == "–"
@@ -108,7 +108,7 @@ def test_mc_table_has_neutral(markdown):
     assert row["Neutral"] == "55.5"
     assert row["Strict correct"] == "77.2"
     assert row["Strict all"] == "4.6"
-    assert row["n"] == "12"
+    assert row["n"] == "12 †"  # fewer than 30 contexts: flagged
 
 
 def test_expected_table_shows_tiny_values(markdown):
@@ -118,9 +118,9 @@ def test_expected_table_shows_tiny_values(markdown):
     binary = by_format[("finance", "binary")]
     assert (binary["Correct Exp."], binary["Correct Act."]) == ("6.8", "27.7 (20.1, 35.0)")
     assert (binary["Incorrect Exp."], binary["Incorrect Act."]) == ("24.2", "38.5")
-    assert binary["All Exp."] == "5e-15"
+    assert binary["All Exp."] == "<0.1"
     mc = by_format[("all (pooled)", "mc")]
-    assert (mc["Incorrect Exp."], mc["All Exp."]) == ("0.2", "2e-08")
+    assert (mc["Incorrect Exp."], mc["All Exp."]) == ("0.2", "<0.1")
 
 
 def test_level_tables(markdown):

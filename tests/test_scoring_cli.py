@@ -50,7 +50,7 @@ def test_mixed_run_writes_report(tmp_path: Path, capsys):
         json.dumps({"item_id": "c1-0", "prompt": "Is this <b>A</b>?"}) + "\n\n")
     assert run(["score", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert set(report) == {"meta", "framingqa", "omit", "embodied"}
+    assert set(report) == {"meta", "headline", "framingqa", "omit", "embodied"}
     fqa = report["framingqa"]["baseline:always-yes"]
     assert set(fqa) == {"finance", "all"}
     assert fqa["finance"]["binary"]["strict_all"] == 0.5

@@ -1,6 +1,6 @@
 """The unified report (issue 2 item 5): every suite's metrics from one records frame.
 
-``{"framingqa": {model: {task: {format: {...}}}}, "embodied": {model: {row: {...}}},
+``{"headline": {model: {format: {...}}}, "framingqa": {model: {task: {format: {...}}}}, "embodied": {model: {row: {...}}},
 "omit": {"rates", "mcnemar", "conflicts", "analysis"}}``; fractions, a section only when the
 records hold that suite, JSON-ready (no NaN or numpy scalars: a missing value is None).
 """
@@ -16,6 +16,7 @@ import pandas as pd
 from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.embodied import score_embodied
 from framebench.scoring.framingqa import score_framingqa
+from framebench.scoring.headline import score_headline
 from framebench.scoring.omit import score_omit
 
 
@@ -51,6 +52,7 @@ def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
     report: dict[str, Any] = {}
     framingqa = score_framingqa(df, n_resamples=n_resamples)
     if framingqa:
+        report["headline"] = score_headline(df, framingqa, n_resamples=n_resamples)
         report["framingqa"] = framingqa
     embodied = score_embodied(df)
     if embodied:

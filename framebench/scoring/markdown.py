@@ -34,8 +34,25 @@ EMBODIED_METRICS = {
     "replans": "Number of replans (execution instability) ↓",
     "steps": "Number of steps (planning inefficiency) ↓",
 }
-SIGNIFICANCE = 0.05
 MISSING = "–"
+_EMBODIED_SETS = ("Neu / correct / incorrect: the neutral instruction and the correct- and "
+                  "incorrect-bias framings. Rows: overall; Root / Propositional / Global: the biased "
+                  "variants at that level (Mean Neu over every neutral variant); then each constraint "
+                  "type. n: episodes.")
+EMBODIED_CAPTIONS = {
+    "completion": "Task completion: share of the episode's evaluation propositions satisfied at the "
+    "end (PARTNR percent complete), averaged over variants. Strict: share of episodes whose every "
+    "variant in the set (its 3 correct-bias, 3 incorrect-bias, or all 6 biased variants; at one "
+    "level the 1 or 2 there) succeeds. " + _EMBODIED_SETS,
+    "replans": "Replans: LLM planner calls per variant, the first call and the final Done[] call "
+    "included (PARTNR's replanning_count; at most the replan cap + 1). Mean over variants; strict: "
+    f"mean over the variants of the episodes counted in strict completion ({MISSING} when none "
+    f"qualifies). Oracle and script planners make no LLM calls: {MISSING} (n/a). " + _EMBODIED_SETS,
+    "steps": "Steps: simulator steps per variant (the symbolic backend's cost model; not comparable "
+    "to Habitat's). Mean over variants; strict: mean over the variants of the episodes counted in "
+    f"strict completion ({MISSING} when none qualifies). " + _EMBODIED_SETS,
+}
+SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -68,15 +85,52 @@ def _number(value: Any) -> float | None:
 
 
 def pct(value: Any) -> str:
-    """A fraction as a percentage with one decimal; tiny non-zero values in scientific form
-    (expected strict accuracy can be 1e-15, which "0.0" would hide)."""
+    """A fraction as a percentage with one decimal; a non-zero value that would round to 0.0
+    shows as ``<0.1`` (expected strict accuracy can be 1e-15: not zero, and no scientific
+    notation in a percent table)."""
     number = _number(value)
     if number is None:
         return MISSING
     percent = 100.0 * number
-    if 0 < abs(percent) < 0.05:
-        return f"{percent:.0e}"
+    if 0 < percent < 0.05:
+        return "<0.1"
+    if -0.05 < percent < 0:
+        return ">-0.1"
     return f"{percent:.1f}"
+
+
+def points(value: Any) -> str:
+    """A difference of two fractions in percentage points, signed: ``+12.5``."""
+    number = _number(value)
+    return MISSING if number is None else f"{100.0 * number:+.1f}"
+
+
+def pp_ci(value: Any, ci: Any) -> str:
+    text = points(value)
+    if text == MISSING or not isinstance(ci, list | tuple) or len(ci) != 2:
+        return text
+    lo, hi = points(ci[0]), points(ci[1])
+    return text if MISSING in (lo, hi) else f"{text} ({lo}, {hi})"
+
+
+SMALL_N = 30  # contexts, episodes or pairs below which a row is flagged: its interval is wide
+SMALL_MARK = "†"
+
+
+def n_cell(value: Any) -> str:
+    """A count, flagged with ``†`` when below ``SMALL_N``."""
+    text = count(value)
+    number = _number(value)
+    return f"{text} {SMALL_MARK}" if number is not None and number < SMALL_N else text
+
+
+def small_n_note(rows: list[list[str]], index: int, unit: str) -> str:
+    """A caption sentence warning about the flagged rows (empty when none is flagged)."""
+    flagged = sum(1 for row in rows if row[index].endswith(SMALL_MARK))
+    if not flagged:
+        return ""
+    return (f" {SMALL_MARK} Small sample: fewer than {SMALL_N} {unit} in {flagged} row(s); their "
+            "percentages move a lot with a single item, read them with their intervals.")
 
 
 def pct_ci(value: Any, ci: Any) -> str:
@@ -149,18 +203,24 @@ def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
             tail = [_strict(m, "strict_all_yes"), _strict(m, "strict_all_no")]
         else:
             tail = [pct(m.get("neutral"))]
-        rows.append([model, task_name(task), count(m.get("n_contexts")), pct(m.get("unparsed_rate")),
+        rows.append([model, task_name(task), n_cell(m.get("n_contexts")), pct(m.get("unparsed_rate")),
                      pct(m.get("mean")), _strict(m, "strict_correct"), _strict(m, "strict_incorrect"),
                      _strict(m, "strict_pair"), _strict(m, "strict_all"), *tail])
     if not rows:
         return None
     return Table(
         title=f"{FORMAT_NAMES.get(fmt, fmt)}: context-level accuracy (%) (cf. FramingQA Table 3)",
-        caption="Mean: share of a context's questions answered correctly, averaged over contexts. "
+        caption="n: contexts. Unparsed: share of answers that could not be read as "
+        f"{'Yes/No' if fmt == 'binary' else 'an option letter'} (they count as wrong). "
+        "Mean: share of a context's questions answered correctly, averaged over contexts. "
         "Strict correct / incorrect / all: the context scores only if every correct-bias / "
         "incorrect-bias (per distractor) / every question is correct; pair: all correct-bias "
-        "questions plus all questions of one distractor. Unparsed answers count as wrong. "
-        "Brackets: 95 % cluster-bootstrap interval over contexts.",
+        "questions plus all questions of one distractor. "
+        + ("All (Yes) / All (No): the context scores only if every question whose gold answer is "
+           "Yes / No is correct. " if fmt == "binary" else
+           "Neutral: accuracy on the unframed question. ")
+        + "Brackets: 95 % cluster-bootstrap interval over contexts."
+        + small_n_note(rows, 2, "contexts"),
         header=header,
         rows=rows,
     )
@@ -226,7 +286,7 @@ def framingqa_tables(fqa: Mapping[str, Any]) -> list[Table]:
 def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     """One block of FramingQA Table 6, models stacked."""
     fmt = pct if metric == "completion" else num
-    header = ["Model", "Row", "Mean Neu", "Mean correct", "Mean incorrect",
+    header = ["Model", "Row", "n", "Mean Neu", "Mean correct", "Mean incorrect",
               "Strict correct", "Strict incorrect", "Strict all"]
     keys = [f"{metric}_mean_neutral", f"{metric}_mean_correct", f"{metric}_mean_incorrect",
             f"{metric}_strict_correct", f"{metric}_strict_incorrect", f"{metric}_strict_all"]
@@ -234,14 +294,13 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     for model in ordered(emb):
         for row in ordered(emb[model], EMBODIED_ROWS):
             values = emb[model][row]
-            rows.append([model, EMBODIED_ROWS.get(row, row), *(fmt(values.get(k)) for k in keys)])
+            rows.append([model, EMBODIED_ROWS.get(row, row), n_cell(values.get("n_episodes")),
+                         *(fmt(values.get(k)) for k in keys)])
     if not rows:
         return None
     return Table(
         title=f"Embodied: {EMBODIED_METRICS[metric]} (cf. FramingQA Table 6)",
-        caption="Mean: over instruction variants. Strict completion: share of episodes whose every "
-        "variant in the set succeeds; strict replans/steps: mean over the variants of those episodes "
-        f"({MISSING} when no episode qualifies).",
+        caption=EMBODIED_CAPTIONS[metric] + small_n_note(rows, 2, "episodes"),
         header=header,
         rows=rows,
     )
@@ -262,15 +321,17 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
         for condition in ordered(rates[model]):
             r = rates[model][condition]
             obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")])
-            rows.append([model, condition, count(r.get("n")), obr, pct(r.get("ABR")),
+            rows.append([model, condition, n_cell(r.get("n")), obr, pct(r.get("ABR")),
                          pct(r.get("FCR")), count(r.get("unparsed_pairs"))])
     if not rows:
         return None
     return Table(
         title="OMIT: framing-invariant bias rates (%) (cf. OMIT Table 2)",
-        caption="Over scenarios with both frames parsed (n pairs), in (action, omission) order: "
-        "OBR = (No, No), ABR = (Yes, Yes), FCR = (Yes, No) or (No, Yes). "
-        "Brackets: Wilson 95 % interval.",
+        caption="n: scenario pairs with both frames parsed; Unparsed pairs: pairs left out because "
+        "an answer could not be read. In (action, omission) order: OBR = (No, No), ABR = (Yes, Yes), "
+        "FCR = (Yes, No) or (No, Yes), as shares of the n pairs. Brackets: Wilson 95 % interval. "
+        "Only evaluated models: the dataset's persona panel is not a model."
+        + small_n_note(rows, 2, "pairs"),
         header=header,
         rows=rows,
     )
@@ -340,12 +401,52 @@ def omit_tables(omit: Mapping[str, Any]) -> list[Table]:
     return [t for t in tables if t is not None]
 
 
+# ---------------------------------------------------------------- headline
+
+
+def headline_table(report: Mapping[str, Any]) -> Table | None:
+    """One row per model and format: its framing effect, before the detailed tables."""
+    headline = report.get("headline") or {}
+    rows = []
+    for model in ordered(headline):
+        for fmt in ordered(headline[model], FORMAT_NAMES):
+            h = headline[model][fmt]
+            rows.append([model, FORMAT_NAMES.get(fmt, fmt), n_cell(h.get("n_contexts")),
+                         pct_ci(h.get("accuracy_correct"), h.get("accuracy_correct_ci")),
+                         pct_ci(h.get("accuracy_incorrect"), h.get("accuracy_incorrect_ci")),
+                         pp_ci(h.get("framing_effect"), h.get("framing_effect_ci")),
+                         pct_ci(h.get("strict_all"), h.get("strict_all_ci"))])
+    embodied = report.get("embodied") or {}
+    for model in ordered(embodied):
+        o = embodied[model].get("overall") or {}
+        c, i = _number(o.get("completion_mean_correct")), _number(o.get("completion_mean_incorrect"))
+        rows.append([model, "Robotics (completion)", n_cell(o.get("n_episodes")), pct(c), pct(i),
+                     points(None if c is None or i is None else c - i), pct(o.get("completion_strict_all"))])
+    if not rows:
+        return None
+    return Table(
+        title="Headline: the framing effect per model",
+        caption="All tasks pooled. n: contexts (robotics: episodes). Correct- / incorrect-bias: "
+        "accuracy on the questions whose framing names the gold option / a distractor (per context, "
+        "then averaged over contexts; robotics: mean task completion). Framing effect: their "
+        "difference in percentage points (large = the framing moves the answers). Strict (all): "
+        "share of contexts whose every question is right. Brackets: 95 % cluster-bootstrap "
+        "interval over contexts." + small_n_note(rows, 2, "contexts or episodes"),
+        header=["Model", "Format", "n", "Correct-bias accuracy (%)", "Incorrect-bias accuracy (%)",
+                "Framing effect (pp)", "Strict accuracy, all (%)"],
+        rows=rows,
+    )
+
+
 # ---------------------------------------------------------------- assembly
 
 
 def report_sections(report: Mapping[str, Any]) -> list[Section]:
     """The report's tables, one section per suite present."""
     sections = []
+    headline = headline_table(report)
+    if headline is not None:
+        sections.append(Section("Headline", [headline]))
     if report.get("framingqa"):
         sections.append(Section("FramingQA (text)", framingqa_tables(report["framingqa"])))
     if report.get("embodied"):
@@ -371,7 +472,8 @@ def _md_cell(text: str) -> str:
     """A table cell: pipes and backslashes escaped, no line breaks, no raw HTML (names come from
     data and model specs, and Markdown viewers would render tags)."""
     text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+    # "<" before a digit ("<0.1") cannot open an HTML tag, so it stays readable in the raw file
+    return re.sub(r"<(?!\d)", "&lt;", text).replace(">", "&gt;")
 
 
 def table_markdown(table: Table) -> str:
