@@ -10,16 +10,10 @@ from matplotlib.figure import Figure
 
 PERSONA_NAMES = {"utilitarianism": "Utilitarianism", "deontology": "Deontology", "virtue": "Virtue",
                  "care": "Care", "contractualism": "Contractualism"}
+HEATMAP_LABEL_SIZE = 10  # points: about 14 px at the report's 100 dpi, unscaled
+HEATMAP_NOTE_SIZE = 9
 TRANSITION_NAMES = {"NN->FC": "(N,N) → (Y,N) / (N,Y)", "NN->NN": "(N,N) → (N,N)",
                     "NN->YY": "(N,N) → (Y,Y)", "NN->unparsed": "(N,N) → unparsed"}
-
-
-def _f(v: float | None, digits: int = 3) -> str:
-    return "—" if v is None else f"{v:.{digits}f}"
-
-
-def _signed(v: float | None) -> str:
-    return "—" if v is None else f"{v:+.3f}"
 
 
 def _p(v: float | None) -> str:
@@ -28,8 +22,14 @@ def _p(v: float | None) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
-def _pct(v: float | None) -> str:
-    return "—" if v is None else f"{100 * v:.1f}%"
+def _pc(v: float | None) -> str:
+    """A rate as a percentage, one decimal, no sign (the report's table convention)."""
+    return "—" if v is None else f"{100 * v:.1f}"
+
+
+def _pp(v: float | None) -> str:
+    """A difference of rates in percentage points, signed."""
+    return "—" if v is None else f"{100 * v:+.1f}"
 
 
 def _ckey(c: str) -> tuple[int, str]:
@@ -58,29 +58,29 @@ def markdown(analysis: dict[str, Any]) -> str:
         rows = []
         for model in sorted(rates):
             r = rates[model].get("M0") or next(iter(rates[model].values()))
-            rows.append([model, _f(r["OBR"]), f"[{_f(r['OBR_low'])}, {_f(r['OBR_high'])}]", _f(r["ABR"]),
-                         _f(r["FCR"]), str(r["n"]), str(r["unparsed_pairs"])])
-        out += _table(["Model", "OBR", "95% CI", "ABR", "FCR", "n", "dropped pairs"], rows)
+            rows.append([model, _pc(r["OBR"]), f"[{_pc(r['OBR_low'])}, {_pc(r['OBR_high'])}]", _pc(r["ABR"]),
+                         _pc(r["FCR"]), str(r["n"]), str(r["unparsed_pairs"])])
+        out += _table(["Model", "OBR (%)", "95% CI", "ABR (%)", "FCR (%)", "n", "dropped pairs"], rows)
         out += ["Per-condition rates (OMIT Table 11) are in the OMIT section above.", ""]
     rb = analysis.get("random_baselines", {})
     if rb.get("pooled"):
         out += [f"### OBR lift over a size-matched random baseline (OMIT Table 8; K={rb['k']})", ""]
-        rows = [["Panel disagreement", p["condition"], str(p["models"]), _signed(p["lift"]),
-                 f"[{_signed(p['lift_low'])}, {_signed(p['lift_high'])}]", _p(p["p"])] for p in rb["pooled"]]
-        out += _table(["Selector", "Condition", "Models", "Lift", "95% CI", "p"], rows, "llrrrr")
+        rows = [["Panel disagreement", p["condition"], str(p["models"]), _pp(p["lift"]),
+                 f"[{_pp(p['lift_low'])}, {_pp(p['lift_high'])}]", _p(p["p"])] for p in rb["pooled"]]
+        out += _table(["Selector", "Condition", "Models", "Lift (pp)", "95% CI", "p"], rows, "llrrrr")
     if rb.get("rows"):
         out += ["### Filtered vs random baselines (OMIT Table 10)", ""]
         rows, by_cond = [], {}
         for r in sorted(rb["rows"], key=lambda r: (_ckey(r["condition"]), r["model"])):
             flag = "†" if r["complement_with_replacement"] else ""
-            rows.append([r["model"], r["condition"], _f(r["filtered"]), _f(r["random_full"]),
-                         _f(r["random_complement"]) + flag, str(r["n_selected"]), str(r["n_pool"])])
+            rows.append([r["model"], r["condition"], _pc(r["filtered"]), _pc(r["random_full"]),
+                         _pc(r["random_complement"]) + flag, str(r["n_selected"]), str(r["n_pool"])])
             by_cond.setdefault(r["condition"], []).append(r)
         for c, rs in sorted(by_cond.items(), key=lambda kv: _ckey(kv[0])):
             mean = [sum(r[k] for r in rs) / len(rs) for k in ("filtered", "random_full", "random_complement")]
-            rows.append(["**Mean**", c, *(_f(v) for v in mean), "", ""])
-        out += _table(["Model", "Condition", "Filtered", "Random-full", "Random-complement", "n sel.",
-                       "n pool"], rows, "llrrrrr")
+            rows.append(["**Mean**", c, *(_pc(v) for v in mean), "", ""])
+        out += _table(["Model", "Condition", "Filtered OBR (%)", "Random-full (%)", "Random-complement (%)",
+                       "n sel.", "n pool"], rows, "llrrrrr")
         if any(r["complement_with_replacement"] for r in rb["rows"]):
             out += ["† complement smaller than the selected set: drawn with replacement.", ""]
     fp = analysis.get("fingerprint", {})
@@ -114,19 +114,19 @@ def markdown(analysis: dict[str, Any]) -> str:
         rows = []
         for (model, cond) in sorted(grid, key=lambda mc: (mc[0], _ckey(mc[1]))):
             rows.append([model, cond] + [
-                f"{_f(grid[(model, cond)][k]['OBR'])} ({grid[(model, cond)][k]['n']})"
+                f"{_pc(grid[(model, cond)][k]['OBR'])} ({grid[(model, cond)][k]['n']})"
                 if k in grid[(model, cond)] else "—" for k in levels])
         out += _table(["Model", "Condition", *(f"strength {k}" for k in levels)], rows,
                       "ll" + "r" * len(levels))
         out += ["Strength = conflicting persona pairs |(Y,N)| × |(N,Y)| (0 = pool scenario); "
-                "cells show OBR (pairs).", ""]
+                "cells show OBR in % (pairs).", ""]
     ta = analysis.get("trace_audit", {})
     if ta.get("rows") and any(r["records"] for r in ta["rows"]):
         out += [f"### Principle-like reasoning in {ta['condition']} traces from baseline (N,N) "
                 "(OMIT Table 12)", ""]
         rows = [[TRANSITION_NAMES.get(r["transition"], r["transition"]), str(r["records"]),
-                 _pct(r["tier_a_rate"]), _pct(r["tier_ab_rate"])] for r in ta["rows"]]
-        out += _table(["Transition", "Records", "Tier-A either", "Tier-A/B either"], rows)
+                 _pc(r["tier_a_rate"]), _pc(r["tier_ab_rate"])] for r in ta["rows"]]
+        out += _table(["Transition", "Records", "Tier-A either (%)", "Tier-A/B either (%)"], rows)
         out += [f"Of {ta['baseline_nn']} baseline (N,N) pairs, {ta['missing']} lacked "
                 f"{ta['condition']} responses.", ""]
     return "\n".join(out)
@@ -166,16 +166,23 @@ def _fig_random(analysis: dict[str, Any]) -> Figure | None:
                                      (0.2, "complement", "#9e9e9e", "complement")):
         vals = [float("nan") if r[key] is None else r[key] for r in rows]
         # clamped at 0: a rate of exactly 0 or 1 can sit a rounding error outside its interval
-        err = [[max(0.0, v - r[f"{key}_low"]) if r[f"{key}_low"] is not None else 0.0
+        err = [[100 * max(0.0, v - r[f"{key}_low"]) if r[f"{key}_low"] is not None else 0.0
                 for v, r in zip(vals, rows, strict=True)],
-               [max(0.0, r[f"{key}_high"] - v) if r[f"{key}_high"] is not None else 0.0
+               [100 * max(0.0, r[f"{key}_high"] - v) if r[f"{key}_high"] is not None else 0.0
                 for v, r in zip(vals, rows, strict=True)]]
-        ax.bar([x + offset for x in xs], vals, width=0.4, color=color, yerr=err, capsize=3, label=name)
+        heights = [100 * v for v in vals]
+        ax.bar([x + offset for x in xs], [0.0 if v != v else v for v in heights], width=0.4, color=color,
+               yerr=err, capsize=3, label=name)
+        for x, h in zip(xs, heights, strict=True):
+            ax.text(x + offset, 1.0 if h != h else h + 1.0, "n/a" if h != h else f"{h:.0f}",
+                    ha="center", va="bottom", fontsize=7)
     for x, r in zip(xs, rows, strict=True):
-        ax.hlines(r["random_full"], x - 0.45, x + 0.45, colors="#ef6c00", linestyles="dashed",
-                  label="random-full" if x == 0 else None)
+        if r["random_full"] is not None:
+            ax.hlines(100 * r["random_full"], x - 0.45, x + 0.45, colors="#ef6c00", linestyles="dashed",
+                      label="random-full" if x == 0 else None)
     ax.set_xticks(list(xs), [r["model"][-24:] for r in rows], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(f"OBR ({cond})")
+    ax.set_ylim(0, 110)
+    ax.set_ylabel(f"OBR ({cond}, %)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -186,15 +193,24 @@ def _fig_strength(analysis: dict[str, Any]) -> Figure | None:
     if not st.get("rows"):
         return None
     cond = _baseline_condition({r["condition"] for r in st["rows"]})
-    fig = Figure(figsize=(5, 3.6))
+    fig = Figure(figsize=(6, 3.8))
     ax = fig.add_subplot()
-    for model in sorted({r["model"] for r in st["rows"]}):
-        pts = sorted((r["strength"], r["OBR"]) for r in st["rows"] if r["model"] == model and r["condition"] == cond)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1, alpha=0.6, marker=".", label=model[-24:])
-    mean = sorted((m["strength"], m["OBR"]) for m in st["mean"] if m["condition"] == cond)
-    ax.plot([p[0] for p in mean], [p[1] for p in mean], lw=3, color="black", label="mean")
-    ax.set_xlabel("disagreement strength (conflicting persona pairs)")
-    ax.set_ylabel(f"OBR ({cond})")
+    models = sorted({r["model"] for r in st["rows"]})
+    width = 0.7 / max(len(models), 1)
+    # strength is a discrete bin: one dot per model, dodged within the bin; nothing joins bins
+    for i, model in enumerate(models):
+        pts = sorted((r["strength"], r["OBR"]) for r in st["rows"]
+                     if r["model"] == model and r["condition"] == cond and r["OBR"] is not None)
+        ax.scatter([p[0] - 0.35 + width * (i + 0.5) for p in pts], [100 * p[1] for p in pts], s=18,
+                   alpha=0.8, label=model[-24:])
+    mean = sorted((m["strength"], m["OBR"]) for m in st["mean"] if m["condition"] == cond and m["OBR"] is not None)
+    ax.scatter([p[0] for p in mean], [100 * p[1] for p in mean], marker="_", s=600, linewidths=2.5,
+               color="black", label="mean over models", zorder=3)
+    ax.set_xticks(sorted({int(p[0]) for p in mean} | {int(r["strength"]) for r in st["rows"]}))
+    ax.set_xlabel("disagreement strength (conflicting persona pairs, a discrete bin)")
+    ax.set_ylabel(f"OBR ({cond}, %)")
+    ax.set_ylim(-3, 105)
+    ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -206,11 +222,12 @@ def _heatmap(ax, matrix: list[list[float | None]], rows: list[str], cols: list[s
 
     data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
     im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(len(cols)), cols, rotation=40, ha="right", fontsize=7)
-    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    ax.set_xticks(range(len(cols)), cols, rotation=35, ha="right", fontsize=HEATMAP_LABEL_SIZE)
+    ax.set_yticks(range(len(rows)), rows, fontsize=HEATMAP_LABEL_SIZE)
     for i, row in enumerate(notes):
         for j, text in enumerate(row):
-            ax.text(j, i, text, ha="center", va="center", fontsize=6)
+            ax.text(j, i, text or "n/a", ha="center", va="center", fontsize=HEATMAP_NOTE_SIZE,
+                    color="#777" if not text else "black")
     return im
 
 
@@ -226,12 +243,13 @@ def _fig_conflicts(analysis: dict[str, Any]) -> Figure | None:
     rows = sorted({(m, c) for m, c, _, _ in cells}, key=lambda mc: (mc[0], _ckey(mc[1])))
     value = {(m, c, lab): v for m, c, lab, v in cells}
     matrix = [[value.get((m, c, lab)) for lab in labels] for m, c in rows]
-    notes = [[("" if v is None else f"{v:.2f}") for v in row] for row in matrix]
-    fig = Figure(figsize=(max(5.0, 0.7 * len(labels) + 3), max(2.5, 0.35 * len(rows) + 1.5)))
+    matrix = [[None if v is None else 100 * v for v in row] for row in matrix]
+    notes = [[("" if v is None else f"{v:.0f}") for v in row] for row in matrix]
+    fig = Figure(figsize=(min(12.0, max(5.0, 0.9 * len(labels) + 3.5)), max(3.0, 0.45 * len(rows) + 2.5)))
     ax = fig.add_subplot()
     im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows], [_conflict_name(lab) for lab in labels],
-                  notes, "Reds", 0.0, 1.0)
-    fig.colorbar(im, ax=ax, label="OBR")
+                  notes, "Reds", 0.0, 100.0)
+    fig.colorbar(im, ax=ax, label="OBR (%)")
     fig.tight_layout()
     return fig
 
@@ -253,7 +271,7 @@ def _fig_fingerprint(analysis: dict[str, Any]) -> Figure | None:
             texts.append("" if k is None else f"{k:+.2f}{star}")
         matrix.append(vals)
         notes.append(texts)
-    fig = Figure(figsize=(max(4.5, 0.9 * len(fp["personas"]) + 3), max(2.5, 0.35 * len(rows) + 1.5)))
+    fig = Figure(figsize=(max(5.0, 1.1 * len(fp["personas"]) + 3.5), max(3.0, 0.45 * len(rows) + 2.5)))
     ax = fig.add_subplot()
     im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows],
                   [PERSONA_NAMES.get(p, p) for p in fp["personas"]], notes, "RdBu_r", -1.0, 1.0)
