@@ -81,7 +81,7 @@ def _grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[
     width = 0.8 / max(len(series), 1)
     positions = {}
     n_bars = len(groups) * max(len(series), 1)
-    label_size = 7 if n_bars <= 12 else 6 if n_bars <= 24 else 5
+    label_size = 8 if n_bars <= 12 else 7 if n_bars <= 24 else 6
     for i, (name, values) in enumerate(series.items()):
         pos = x - 0.4 + width * (i + 0.5)
         yerr = None if errors is None else errors.get(name)
@@ -89,7 +89,8 @@ def _grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[
         ax.bar(pos, np.nan_to_num(heights), width, label=name,
                yerr=None if yerr is None else np.asarray(yerr, dtype=float) * 100,
                color=(colors or {}).get(name), capsize=2, error_kw={"elinewidth": 0.8})
-        _label_bars(ax, pos, heights, label_size)
+        upper = np.zeros(len(heights)) if yerr is None else np.nan_to_num(np.asarray(yerr, dtype=float)[-1] * 100)
+        _label_bars(ax, pos, heights, label_size, upper)
         positions[name] = pos
     ax.set_xticks(x, [plain_label(g) for g in groups], rotation=20, ha="right", fontsize=8)
     ax.set_ylim(0, 125)  # headroom above 100 % for the legend
@@ -98,13 +99,15 @@ def _grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[
     return positions
 
 
-def _label_bars(ax: Any, positions: np.ndarray, heights: np.ndarray, size: int) -> None:
-    """Write each bar's value (percent) above it, so a bar of 0 reads "0" and a missing value
-    reads "n/a" instead of both drawing nothing."""
-    for x, h in zip(positions, heights, strict=True):
-        text, y = ("n/a", 1.0) if np.isnan(h) else (f"{h:.0f}", h + 1.0)
+def _label_bars(ax: Any, positions: np.ndarray, heights: np.ndarray, size: int,
+                upper: np.ndarray | None = None) -> None:
+    """Write each bar's value (percent) above it (and above its error bar), so a bar of 0 reads
+    "0" and a missing value reads "n/a" instead of both drawing nothing."""
+    upper = np.zeros(len(heights)) if upper is None else np.broadcast_to(upper, len(heights))
+    for x, h, up in zip(positions, heights, upper, strict=True):
+        text, y = ("n/a", 1.0) if np.isnan(h) else (f"{h:.0f}", h + up + 1.0)
         ax.text(x, y, text, ha="center", va="bottom", fontsize=size,
-                rotation=90 if size < 7 else 0, color="#555" if text == "n/a" else "black")
+                rotation=90 if size < 8 else 0, color="#555" if text == "n/a" else "black")
 
 
 def _level_mean(metrics: Mapping[str, Any], direction: str) -> tuple[float, float]:

@@ -485,9 +485,13 @@ def table_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
+# a number (thousands commas, decimals, exponent, "<0.1"), then optionally " (lo, hi)" or " †"
+NUMERIC_CELL = re.compile(r"^[<>]?[-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( .*)?$")
+
+
 def numeric_column(table: Table, index: int) -> bool:
     cells = [row[index] for row in table.rows if row[index] != MISSING]
-    return bool(cells) and all(re.match(r"^-?[\d.]", c) for c in cells)
+    return bool(cells) and all(NUMERIC_CELL.match(c) for c in cells)
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:

@@ -173,9 +173,9 @@ def _fig_random(analysis: dict[str, Any]) -> Figure | None:
         heights = [100 * v for v in vals]
         ax.bar([x + offset for x in xs], [0.0 if v != v else v for v in heights], width=0.4, color=color,
                yerr=err, capsize=3, label=name)
-        for x, h in zip(xs, heights, strict=True):
-            ax.text(x + offset, 1.0 if h != h else h + 1.0, "n/a" if h != h else f"{h:.0f}",
-                    ha="center", va="bottom", fontsize=7)
+        for x, h, up in zip(xs, heights, err[1], strict=True):  # above the bar and its error bar
+            ax.text(x + offset, 1.0 if h != h else h + up + 1.0, "n/a" if h != h else f"{h:.0f}",
+                    ha="center", va="bottom", fontsize=8)
     for x, r in zip(xs, rows, strict=True):
         if r["random_full"] is not None:
             ax.hlines(100 * r["random_full"], x - 0.45, x + 0.45, colors="#ef6c00", linestyles="dashed",

@@ -142,7 +142,31 @@ def _short(text: Any, keep: int = 48) -> str:
 
 
 def _decoding_text(decoding: Any) -> str:
-    """A compact, stable rendering of run.json's decoding entry."""
+    """A compact, stable rendering of run.json's decoding entry: per format or condition
+    ``binary: 8 tok, T=0``; planner settings as ``key=value``."""
     if not decoding:
         return "–"
-    return json.dumps(decoding, sort_keys=True, separators=(", ", ": "), default=str)
+    if not isinstance(decoding, Mapping):
+        return str(decoding)
+    parts = []
+    for key in sorted(decoding):
+        value = decoding[key]
+        if isinstance(value, Mapping) and "max_new_tokens" in value:
+            parts.append(f"{key}: {_generation_text(value)}")
+        elif isinstance(value, Mapping):
+            parts.append(f"{key}: {_decoding_text(value)}")
+        else:
+            parts.append(f"{key}={json.dumps(value, default=str) if not isinstance(value, str) else value}")
+    if "max_new_tokens" in decoding:
+        return _generation_text(decoding)
+    return "; ".join(parts)
+
+
+def _generation_text(d: Mapping[str, Any]) -> str:
+    tokens = d.get("max_new_tokens")
+    text = f"{tokens} tok" if tokens is not None else "no limit"
+    temperature = d.get("temperature")
+    text += ", greedy" if not temperature else f", T={temperature}"
+    if d.get("stop"):
+        text += f", stop {json.dumps(list(d['stop']))}"
+    return text
