@@ -63,7 +63,7 @@ class _Variant:
         self.replans += 1
         self.output = text
         action = parse_action(text)
-        entry: dict[str, Any] = {"replan": self.replans, "prompt": prompt, "response": text}
+        entry: dict[str, Any] = {"decision": self.replans, "prompt": prompt, "response": text}
         self.steps.append(entry)
         if not isinstance(action, str) and action.tool == "Done":
             entry["action"], self.end = "Done[]", "done"

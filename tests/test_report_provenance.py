@@ -86,3 +86,11 @@ def test_persona_panel_is_labelled_and_not_counted_as_models(scored):
     # three models were run (two baselines and the oracle); the five personas are the dataset's panel
     assert "3 model(s): baseline:always-no, baseline:always-yes, oracle" in meta_line
     assert "persona panel (5 personas: " in meta_line and "not models" in meta_line
+
+
+def test_persona_drilldown_groups_are_labelled_as_the_panel(scored):
+    tmp, _, _ = scored
+    html = (tmp / "report" / "report.html").read_text()
+    titles = re.findall(r"<summary>(persona:[^<]*?) &mdash;", html)
+    assert len(titles) == 5
+    assert all("persona panel, not a model" in t for t in titles)

@@ -181,8 +181,9 @@ def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
         model, suite, task, fmt = key
         contexts = [_context_view(suite, cid, list(ctx_rows), prompts)
                     for cid, ctx_rows in itertools.groupby(group_rows, key=lambda r: r["context_id"])]
+        panel = " (the OMIT dataset's persona panel, not a model)" if str(model).startswith(PERSONA_PREFIX) else ""
         groups.append(GroupView(
-            title=f"{model} · {task_name(task)} · {fmt}",
+            title=f"{model}{panel} · {task_name(task)} · {fmt}",
             columns=COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"]),
             total=total_of[key],
             contexts=contexts,
