@@ -1,4 +1,4 @@
-"""The compact metric table printed at the end of ``text``, ``embodied``, ``score`` and ``demo``
+"""The compact metric tables printed at the end of ``text``, ``embodied``, ``score`` and ``demo``
 (like lm-eval's): FramingQA mean and strict_all per model, task and format; OMIT OBR/ABR/FCR per
 model and condition; embodied completion per planner. Percentages, one decimal."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-HEADER = ("suite", "model", "slice", "n", "metric", "value (%)")
+TEXT_COLUMNS = {"model", "task", "format", "condition", "planner"}
 SUMMARY_RESAMPLES = 200  # the summary shows no intervals; the report keeps the full bootstrap
 
 
@@ -17,30 +17,32 @@ def _pct(value: Any) -> str:
     return "–" if value is None else f"{100 * float(value):.1f}"
 
 
-def summary_rows(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
-    """``HEADER``-shaped rows for the suites present in a report dict (fractions)."""
+def summary_tables(report: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """``(suite, header, rows)`` per suite present in a report dict (fractions), percent cells."""
     from framebench.scoring.markdown import TASK_ORDER, ordered
 
-    rows: list[tuple[str, ...]] = []
-    for model in ordered(report.get("framingqa", {})):
-        tasks = report["framingqa"][model]
-        for task in ordered(tasks, TASK_ORDER):
-            for fmt, m in tasks[task].items():
-                rows.append(("FramingQA", model, f"{'all tasks' if task == 'all' else task}, {fmt}",
-                             str(m.get("n_contexts", "")), "mean / strict_all",
-                             f"{_pct(m.get('mean'))} / {_pct(m.get('strict_all'))}"))
-    omit = report.get("omit", {})
-    for model in ordered(omit.get("rates", {})):  # evaluated models only: no persona-panel rows
-        for condition, m in omit["rates"][model].items():
-            rows.append(("OMIT", model, condition, str(m.get("n", "")), "OBR / ABR / FCR",
-                         f"{_pct(m.get('OBR'))} / {_pct(m.get('ABR'))} / {_pct(m.get('FCR'))}"))
-    for model in ordered(report.get("embodied", {})):
-        m = report["embodied"][model].get("overall", {})
-        rows.append(("Robotics", model, "overall", str(m.get("n_episodes", "")),
-                     "completion neutral / correct / incorrect / strict all",
-                     " / ".join(_pct(m.get(k)) for k in ("completion_mean_neutral", "completion_mean_correct",
-                                                         "completion_mean_incorrect", "completion_strict_all"))))
-    return rows
+    tables = []
+    fqa = report.get("framingqa", {})
+    rows = [[model, "all tasks" if task == "all" else task, fmt, str(m.get("n_contexts", "")),
+             _pct(m.get("mean")), _pct(m.get("strict_all"))]
+            for model in ordered(fqa) for task in ordered(fqa[model], TASK_ORDER)
+            for fmt, m in fqa[model][task].items()]
+    if rows:
+        tables.append(("FramingQA", ["model", "task", "format", "n", "mean", "strict_all"], rows))
+    rates = report.get("omit", {}).get("rates", {})  # evaluated models only: no persona-panel rows
+    rows = [[model, condition, str(m.get("n", "")), _pct(m.get("OBR")), _pct(m.get("ABR")), _pct(m.get("FCR"))]
+            for model in ordered(rates) for condition, m in rates[model].items()]
+    if rows:
+        tables.append(("OMIT", ["model", "condition", "n pairs", "OBR", "ABR", "FCR"], rows))
+    emb = report.get("embodied", {})
+    rows = [[model, str(o.get("n_episodes", "")),
+             *(_pct(o.get(k)) for k in ("completion_mean_neutral", "completion_mean_correct",
+                                        "completion_mean_incorrect", "completion_strict_all"))]
+            for model in ordered(emb) for o in [emb[model].get("overall", {})]]
+    if rows:
+        tables.append(("Robotics completion", ["planner", "n episodes", "neutral", "correct", "incorrect",
+                                               "strict all"], rows))
+    return tables
 
 
 def summary_report(df: pd.DataFrame) -> dict[str, Any]:
@@ -59,17 +61,16 @@ def summary_report(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def print_summary(report: Mapping[str, Any], title: str = "framebench", console=None) -> None:
-    """Print the summary table (nothing when the report has no metrics)."""
+    """Print one compact table per suite (nothing when the report has no metrics)."""
     from rich.table import Table
 
     from framebench.console import console as make_console
 
-    rows = summary_rows(report)
-    if not rows:
-        return
-    table = Table(title=f"{title} summary (percent)")
-    for col in HEADER:
-        table.add_column(col, justify="right" if col in ("n", "value (%)") else "left")
-    for row in rows:
-        table.add_row(*row)
-    (console or make_console()).print(table)
+    out = console or make_console()
+    for suite, header, rows in summary_tables(report):
+        table = Table(title=f"{title}: {suite} (%)", title_justify="left")
+        for col in header:
+            table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right", overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
