@@ -175,14 +175,17 @@ def _trim_reply(text: str) -> str:
     return "\n".join(lines) or text.strip()
 
 
-def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8) -> Planner:
-    if spec == "oracle":
-        return OraclePlanner()
-    if spec.startswith("script:"):
-        path = spec.removeprefix("script:")
-        if not path:
-            raise UserError("--planner script:FILE needs a file name")
-        return ScriptPlanner(path)
+def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8,
+                 model_args: dict[str, Any] | None = None) -> Planner:
+    """A registered planner engine (``oracle``, ``script:FILE``, ...), or any model spec wrapped
+    in the LLM planner (``model_args``: that model engine's options)."""
+    from framebench.registry import build_engine, engines_of
+
+    if spec.partition(":")[0] in engines_of("planner"):
+        if model_args:
+            raise UserError(f"--model-arg: planner {spec!r} runs no model")
+        return build_engine(spec, "planner")
     from framebench.backends import load_backend
 
-    return LLMPlanner(load_backend(spec), max_new_tokens=max_new_tokens, history_turns=history_turns)
+    return LLMPlanner(load_backend(spec, **(model_args or {})), max_new_tokens=max_new_tokens,
+                      history_turns=history_turns)

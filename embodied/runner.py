@@ -15,8 +15,6 @@ records hold ``replans = null`` (shown as n/a), never their action count.
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,25 +123,21 @@ def run_variant(episode: dict[str, Any], bias: str, level: str, planner: Planner
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
+    from embodied.suite import episode_row
     from framebench.console import ProgressReporter
-    from framebench.records import make_row, write_records
-    from framebench.runinfo import (
-        file_sha256,
-        now_iso,
-        write_json_atomic,
-        write_run_info,
-        write_text_atomic,
-    )
+    from framebench.runinfo import file_sha256, now_iso, write_json_atomic
+    from framebench.runs import EPISODE_LOGS, RunInfo, run_id_for, write_run
     from framebench.store import ResultStore, result_key
 
     episodes = read_episodes(episodes_file)[:limit]
     started = now_iso()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "episodes").mkdir(exist_ok=True)
+    (out / EPISODE_LOGS).mkdir(exist_ok=True)
     settings = {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
                 **planner.settings()}
-    run_id = f"embodied-{uuid.uuid4().hex[:12]}"
     fingerprint = planner.fingerprint()
+    dataset_hash = file_sha256(episodes_file)
+    run_id = run_id_for(planner.spec, [fingerprint, dataset_hash, {"limit": limit}, settings])
     rows, prompts = [], []
     reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
@@ -161,7 +155,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 iid = item_id(episode["episode_id"], bias, level)
                 framed[iid] = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
                 keys[iid] = result_key(fingerprint, iid, {"instruction": framed[iid], "episode": episode}, settings)
-                prompts.append({"item_id": iid, "prompt": framed[iid]})
+                prompts.append((iid, framed[iid]))
             done = store.get_many(keys.values())
             pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in done]
             if len(pending) < len(VARIANTS):
@@ -170,24 +164,21 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
                 for (bias, level), (fields, log) in zip(pending, results, strict=True):
                     iid = item_id(episode["episode_id"], bias, level)
-                    write_json_atomic(log, out / "episodes" / f"{iid}.json")
+                    write_json_atomic(log, out / EPISODE_LOGS / f"{iid}.json")
                     store.put(keys[iid], iid, fields)
                     done[keys[iid]] = fields
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = done[keys[iid]]
-                rows.append(make_row(
-                    run_id=run_id, model=planner.spec, suite="embodied", task="robotics", format="episode",
-                    context_id=episode["episode_id"], item_id=iid, bias=bias, level=level, form="", variant="",
-                    slot="neutral" if bias == "neutral" else f"{bias}/{level}", gold="", answer="", parse="ok",
-                    correct=bool(fields["success"]), output=fields["output"],
-                    constraint=episode["info"]["constraint_type"], percent_complete=fields["percent_complete"],
-                    success=bool(fields["success"]), sim_steps=fields["sim_steps"],
+                rows.append(episode_row(
+                    run_id=run_id, model=planner.spec, episode_id=episode["episode_id"], item_id=iid,
+                    bias=bias, level=level, constraint=episode["info"]["constraint_type"],
+                    percent_complete=fields["percent_complete"], success=bool(fields["success"]),
+                    sim_steps=fields["sim_steps"], output=fields["output"],
                     replans=fields["replans"] if planner.uses_cap else None))
-    write_records(rows, out)
-    write_text_atomic("".join(json.dumps(p) + "\n" for p in prompts), out / "prompts.jsonl")
-    write_run_info(out, run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
-                   dataset_hash=file_sha256(episodes_file), started=started, suite="embodied",
-                   backend="symbolic", n_episodes=len(episodes), n_variants=len(rows),
-                   note="sim_steps come from the symbolic cost model; not comparable to Habitat's")
+    write_run(out, rows, prompts, RunInfo(
+        run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
+        dataset_hash=dataset_hash, started=started, producer="embodied", simulator="symbolic",
+        extra={"suite": "embodied", "n_episodes": len(episodes), "n_variants": len(rows),
+               "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}))
     return out

@@ -38,7 +38,6 @@ ITEM_FIELDS: dict[str, type] = {
 }
 # Optional (OMIT): frame = action|omission, conflicts = "|"-joined labels.
 OPTIONAL_FIELDS: dict[str, type] = {"frame": str, "conflicts": str}
-ENUM_FIELDS = {k: v for k, v in records.ENUMS.items() if k in ITEM_FIELDS or k in OPTIONAL_FIELDS}
 
 
 def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
@@ -53,7 +52,7 @@ def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
     for name, typ in OPTIONAL_FIELDS.items():
         if name in item and not isinstance(item[name], typ):
             raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' must be {typ.__name__}")
-    for name, allowed in ENUM_FIELDS.items():
+    for name, allowed in records.enums().items():
         if name in item and item[name] not in allowed:
             raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' has unknown value {item[name]!r}")
     return item

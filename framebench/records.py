@@ -52,8 +52,6 @@ COLUMNS: dict[str, pa.DataType] = {
 }
 SCHEMA = pa.schema([pa.field(name, typ) for name, typ in COLUMNS.items()])
 
-SUITES = ("framingqa", "omit", "embodied")
-TASKS = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "omit", "robotics")
 FORMATS = ("binary", "mc", "episode")
 BIASES = ("neutral", "correct", "incorrect")
 LEVELS = ("root", "propositional", "global", "")
@@ -65,9 +63,9 @@ CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous", "")
 BINARY_ANSWERS = ("Yes", "No")
 MC_ANSWERS = ("A", "B", "C", "D")
 
+# ``suite`` and ``task`` take the values the registered suites declare (``known_suites``,
+# ``known_tasks``); the other enumerated columns are fixed here.
 ENUMS: dict[str, tuple[str, ...]] = {
-    "suite": SUITES,
-    "task": TASKS,
     "format": FORMATS,
     "bias": BIASES,
     "level": LEVELS,
@@ -102,6 +100,25 @@ DEFAULTS: dict[str, Any] = {
     "replans": None,
 }
 REQUIRED = [c for c in COLUMNS if c not in DEFAULTS]
+
+
+def known_suites() -> tuple[str, ...]:
+    """The registered suites' names (``framebench.registry``)."""
+    from framebench.suite import ordered_suites
+
+    return tuple(s.name for s in ordered_suites())
+
+
+def known_tasks() -> tuple[str, ...]:
+    """Every task a registered suite declares, in suite order."""
+    from framebench.suite import ordered_suites
+
+    return tuple(dict.fromkeys(t for s in ordered_suites() for t in s.tasks))
+
+
+def enums() -> dict[str, tuple[str, ...]]:
+    """Each enumerated column's allowed values."""
+    return {"suite": known_suites(), "task": known_tasks(), **ENUMS}
 
 
 class RecordsError(UserError):
@@ -208,7 +225,7 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
         bad = df[col].isna()
         if bad.any():
             raise RecordsError(f"{source}: row {int(bad.to_numpy().argmax())}: column '{col}' is empty")
-    for col, allowed in ENUMS.items():
+    for col, allowed in enums().items():
         values = df[col].fillna("")
         bad = ~values.isin(allowed)
         if bad.any():

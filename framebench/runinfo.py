@@ -1,4 +1,6 @@
-"""``RUN_DIR/run.json``: what produced a records file (model, fingerprint, decoding, code, data)."""
+"""Run-folder helpers: atomic writes, file hashes, the code version and the ``run.json`` name.
+
+``run.json`` itself is written by ``framebench.runs.write_run`` from a typed ``RunInfo``."""
 
 from __future__ import annotations
 
@@ -69,21 +71,3 @@ def write_text_atomic(text: str | bytes, path: str | Path) -> Path:
 
 def write_json_atomic(data: Any, path: str | Path) -> Path:
     return write_text_atomic(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", path)
-
-
-def write_run_info(run_dir: str | Path, *, run_id: str, model: str, fingerprint: str,
-                   decoding: dict[str, Any], dataset_hash: str, started: str,
-                   **extra: Any) -> Path:
-    """Write run.json with the contract fields (plus any extra, e.g. chat_template_hash)."""
-    info = {
-        "run_id": run_id,
-        "model": model,
-        "model_fingerprint": fingerprint,
-        "decoding": decoding,
-        "code_version": code_version(),
-        "dataset_hash": dataset_hash,
-        "started": started,
-        "finished": now_iso(),
-        **extra,
-    }
-    return write_json_atomic(info, Path(run_dir) / RUN_FILE)

@@ -1,15 +1,20 @@
-"""``framebench embodied``: run a planner on framed episodes (issue: embodied runner)."""
+"""``framebench embodied``: run a planner on framed episodes (``framebench.api.run_embodied``)."""
 
 from pathlib import Path
 
 import typer
+
+from framebench.cli.text import MODEL_ARG_HELP
 
 
 def embodied(
     planner: str = typer.Option(..., "--planner", help="oracle|script:FILE|hf:PATH|openai:NAME|smollm2"),
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
-    backend: str = typer.Option("symbolic", "--backend", help="symbolic|habitat"),
+    simulator: str = typer.Option(None, "--simulator", help="symbolic (default) | habitat"),
+    backend: str = typer.Option(None, "--backend", hidden=True,
+                                help="Deprecated name of --simulator."),
+    model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     replan_cap: int = typer.Option(25, "--replan-cap", "--max-replans", min=1,
                                    help="LLM planners: most replans (PARTNR's replanning_threshold)."),
     max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
@@ -18,30 +23,30 @@ def embodied(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
+    from framebench import api
     from framebench.errors import UserError
+    from framebench.registry import parse_model_args
 
-    if backend == "habitat":
-        from partnr_adapters.habitat_backend import run_habitat
-
-        run_habitat(planner=planner, episodes=episodes, out=out, replanning_threshold=replan_cap,
-                    max_tokens=max_new_tokens, limit=limit)
-        return
-    if backend != "symbolic":
-        raise UserError(f"--backend: expected symbolic or habitat, got {backend!r}")
-    from embodied.episodes import read_episodes
-    from embodied.planners import load_planner
-    from embodied.runner import run
-
-    n_episodes = len(read_episodes(episodes))  # validate before loading any model
-    if limit is not None and limit < n_episodes:
+    if backend is not None:
+        if simulator is not None and simulator != backend:
+            raise UserError(f"--backend {backend!r} contradicts --simulator {simulator!r} (use --simulator only)")
+        typer.echo("note: --backend is deprecated for the simulator; use --simulator", err=True)
+    chosen = simulator or backend or api.DEFAULT_SIMULATOR
+    if limit is not None:
+        from embodied.episodes import read_episodes
         from framebench.console import warn
 
-        warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
-             "benchmark's (use --limit for smoke tests only)")
-    chosen = load_planner(planner, max_new_tokens=max_new_tokens)
-    run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit)
-    from framebench.records import read_records
-    from framebench.scoring.summary import print_summary, summary_report
+        n_episodes = len(read_episodes(episodes))
+        if limit < n_episodes:
+            warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
+                 "benchmark's (use --limit for smoke tests only)")
+    run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
+                               max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
+                               model_args=parse_model_args(model_arg), progress=True)
+    records = Path(run_dir) / "records.parquet"
+    if records.exists():
+        from framebench.records import read_records
+        from framebench.scoring.summary import print_summary, summary_report
 
-    print_summary(summary_report(read_records(out)), title="framebench embodied")
-    typer.echo(f"wrote {out / 'records.parquet'}")
+        print_summary(summary_report(read_records(records)), title="framebench embodied")
+    typer.echo(f"wrote {records}")

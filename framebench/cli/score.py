@@ -1,101 +1,13 @@
-"""``framebench score``: the strict-scoring layer over one or more run folders (issue: foundation)."""
+"""``framebench score``: the strict-scoring layer over one or more run folders
+(``framebench.api.score`` and ``write_report``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import typer
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-PROMPTS_FILE = "prompts.jsonl"
-# one response per model and item (OMIT: per condition and frame)
-DUPLICATE_KEY = ["model", "suite", "item_id", "condition", "frame"]
-
-
-def read_prompts(run_dir: Path) -> dict[str, str]:
-    """``item_id -> prompt`` from ``run_dir/prompts.jsonl`` when present (else empty)."""
-    import json
-
-    from framebench.errors import UserError
-
-    path = run_dir / PROMPTS_FILE
-    prompts: dict[str, str] = {}
-    if not path.exists():
-        return prompts
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-                prompts[str(entry["item_id"])] = str(entry["prompt"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UserError(f"{path}: line {number}: not a {{item_id, prompt}} object ({exc})") from None
-    return prompts
-
-
-def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """All runs' records (validated) concatenated, and their prompts."""
-    import pandas as pd
-
-    from framebench.errors import UserError
-    from framebench.records import read_records
-
-    frames, prompts = [], {}
-    for run_dir in run_dirs:
-        if not run_dir.is_dir():
-            raise UserError(f"{run_dir}: no such run folder")
-        frames.append(read_records(run_dir))
-        prompts.update(read_prompts(run_dir))
-    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    df.attrs["run_dirs"] = [(str(d), len(f)) for d, f in zip(run_dirs, frames, strict=True)]
-    dup = df.duplicated(DUPLICATE_KEY, keep="first")
-    if dup.any():
-        row = df[dup].iloc[0]
-        raise UserError(
-            f"record for model {row['model']!r}, item {row['item_id']!r}"
-            f"{f', condition {row.condition!r}' if row['condition'] else ''} appears twice "
-            f"(run {row['run_id']!r}): score each run once")
-    return df, prompts
-
-
-def runs_meta(df: pd.DataFrame) -> dict[str, Any]:
-    """The report's provenance block for the folders ``load_runs`` read (in ``df.attrs``)."""
-    from framebench.scoring.provenance import report_meta
-
-    runs, start = [], 0
-    for run_dir, n in df.attrs.get("run_dirs", []):
-        runs.append((Path(run_dir), df.iloc[start:start + n]))
-        start += n
-    return report_meta(runs)
-
-
-def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path,
-                 meta: dict[str, Any] | None = None) -> list[Path]:
-    """Compute the report and write report.json (+ report.md / report.html when the renderers
-    are installed); every file is written atomically. Returns the files written. ``meta``
-    (default: from the folders in ``df.attrs``) leads the report as its provenance block."""
-    from framebench.runinfo import write_json_atomic, write_text_atomic
-    from framebench.scoring.compute import compute_report
-
-    report: dict[str, Any] = {"meta": meta if meta is not None else runs_meta(df), **compute_report(df)}
-    written = [write_json_atomic(report, out / "report.json")]
-    try:
-        from framebench.scoring.markdown import render_markdown
-    except ImportError:
-        pass
-    else:
-        written.append(write_text_atomic(render_markdown(report), out / "report.md"))
-    try:
-        from framebench.scoring.html import render_html
-    except ImportError:
-        pass
-    else:
-        written.append(write_text_atomic(render_html(report, df, prompts), out / "report.html"))
-    return written
+from framebench.runs import DUPLICATE_KEY, PROMPTS_FILE, load_runs, read_prompts  # noqa: F401  (re-exported)
 
 
 def score(
@@ -103,17 +15,16 @@ def score(
     out: Path = typer.Option(..., "--out", help="Report folder (report.json, report.md, report.html)."),
 ) -> None:
     """Score records and write the unified report."""
+    from framebench import api
     from framebench.errors import UserError
 
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder")
-    df, prompts = load_runs(run_dirs)
-    written = write_report(df, prompts, out)
-    import json
-
+    scored = api.score(run_dirs)
+    written = api.write_report(scored, out)
     from framebench.scoring.summary import print_summary
 
-    print_summary(json.loads((out / "report.json").read_text()), title="framebench score")
-    typer.echo(f"scored {len(df):,} records from {len(run_dirs)} run(s)")
+    print_summary(scored.report, title="framebench score")
+    typer.echo(f"scored {len(scored.records):,} records from {len(run_dirs)} run(s)")
     for path in written:
         typer.echo(f"wrote {path}")

@@ -257,19 +257,24 @@ def omit_analysis_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]
     return list(omit_analysis.figures(analysis))
 
 
-def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-    """All figures for a report, titled, in display order."""
+def framingqa_figures(fqa: Mapping[str, Any]) -> list[tuple[str, Figure | None]]:
     figures: list[tuple[str, Figure | None]] = []
-    fqa = report.get("framingqa") or {}
     for fmt in FORMAT_NAMES:
         figures.append((f"{FORMAT_NAMES[fmt]}: mean and strict accuracy (cf. FramingQA Fig. 3)",
                         framingqa_accuracy_figure(fqa, fmt)))
     for fmt in FORMAT_NAMES:
         figures.append((f"{FORMAT_NAMES[fmt]}: accuracy by structural level (cf. FramingQA Fig. 4)",
                         framingqa_levels_figure(fqa, fmt)))
-    if report.get("embodied"):
-        figures.append(("Embodied: task completion", embodied_completion_figure(report["embodied"])))
-    if report.get("omit"):
-        figures.append(("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(report["omit"])))
+    return figures
+
+
+def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
+    """All figures for a report, titled, in display order (each suite's, then the OMIT analysis)."""
+    from framebench.suite import ordered_suites
+
+    figures: list[tuple[str, Figure | None]] = []
+    for suite in ordered_suites():
+        if report.get(suite.name):
+            figures += suite.figures(report[suite.name])
     figures += omit_analysis_figures(report)
     return [(title, fig) for title, fig in figures if fig is not None]

@@ -34,14 +34,23 @@ from framebench.scoring.omit import PERSONA_PREFIX
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
 GROUP_KEYS = ["model", "suite", "task", "format"]
-SUITE_ORDER = ("framingqa", "embodied", "omit")
-COLUMNS_BY_SUITE = {
-    "framingqa": ["item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
-                  "answer", "parse", "correct"],
-    "embodied": ["item_id", "bias", "level", "form", "variant", "constraint", "percent_complete",
-                 "success", "sim_steps", "replans"],
-    "omit": ["item_id", "condition", "frame", "conflicts", "answer", "parse"],
-}
+DEFAULT_COLUMNS = ["item_id", "answer", "parse", "correct"]
+
+
+def suite_order() -> list[str]:
+    from framebench.suite import ordered_suites
+
+    return [s.name for s in ordered_suites()]
+
+
+def drilldown_columns(suite: str) -> list[str]:
+    """The drill-down columns a registered suite declares (a generic set for unknown suites)."""
+    from framebench.registry import suites
+
+    found = suites().get(suite)
+    return list(found.drilldown_columns) if found and found.drilldown_columns else DEFAULT_COLUMNS
+
+
 RANKS = {
     "bias": {"neutral": 0, "correct": 1, "incorrect": 2},
     "level": {"": 0, "root": 1, "propositional": 2, "global": 3},
@@ -125,7 +134,7 @@ def _context_summary(suite: str, records: list[dict[str, Any]]) -> tuple[str, st
 
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
                   prompts: Mapping[str, str]) -> ContextView:
-    columns = COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"])
+    columns = drilldown_columns(suite)
     variants = [
         VariantView(
             cells=[format_cell(c, record.get(c)) for c in columns],
@@ -151,11 +160,12 @@ def select_contexts(records: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, pd
 
 def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows sorted by group (model, suite, task, format), context id, then variant."""
-    suite_rank = {s: i for i, s in enumerate(SUITE_ORDER)}
+    order = suite_order()
+    suite_rank = {s: i for i, s in enumerate(order)}
     task_rank = {t: i for i, t in enumerate(TASK_ORDER)}
     keys = {
         "model": rows["model"],
-        "suite": rows["suite"].map(suite_rank).fillna(len(SUITE_ORDER)),
+        "suite": rows["suite"].map(suite_rank).fillna(len(order)),
         "task_rank": rows["task"].map(task_rank).fillna(len(TASK_ORDER)),
         "task": rows["task"],
         "format": rows["format"],
@@ -184,7 +194,7 @@ def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
         panel = " (the OMIT dataset's persona panel, not a model)" if str(model).startswith(PERSONA_PREFIX) else ""
         groups.append(GroupView(
             title=f"{model}{panel} · {task_name(task)} · {fmt}",
-            columns=COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"]),
+            columns=drilldown_columns(suite),
             total=total_of[key],
             contexts=contexts,
         ))
@@ -228,7 +238,7 @@ def _meta(records: pd.DataFrame | None) -> str:
     names = records["model"].unique()
     panel = ordered(m for m in names if str(m).startswith(PERSONA_PREFIX))
     models = ordered(m for m in names if not str(m).startswith(PERSONA_PREFIX))
-    suites = ordered(records["suite"].unique(), SUITE_ORDER)
+    suites = ordered(records["suite"].unique(), suite_order())
     text = (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "
             f"suites: {', '.join(suites)}")
     if panel:

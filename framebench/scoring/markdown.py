@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from framebench.scoring.view import Section, Table
 
 TASK_ORDER = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "all")
 FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
@@ -53,22 +54,6 @@ EMBODIED_CAPTIONS = {
     f"strict completion ({MISSING} when none qualifies). " + _EMBODIED_SETS,
 }
 SIGNIFICANCE = 0.05
-
-
-@dataclass(frozen=True)
-class Table:
-    """A display table: every cell already formatted as text."""
-
-    title: str
-    caption: str
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass(frozen=True)
-class Section:
-    title: str
-    tables: list[Table] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- formatting
@@ -442,17 +427,16 @@ def headline_table(report: Mapping[str, Any]) -> Table | None:
 
 
 def report_sections(report: Mapping[str, Any]) -> list[Section]:
-    """The report's tables, one section per suite present."""
-    sections = []
+    """The report's tables: each registered suite's sections, for the suites present."""
+    from framebench.suite import ordered_suites
+
+    sections: list[Section] = []
     headline = headline_table(report)
     if headline is not None:
         sections.append(Section("Headline", [headline]))
-    if report.get("framingqa"):
-        sections.append(Section("FramingQA (text)", framingqa_tables(report["framingqa"])))
-    if report.get("embodied"):
-        sections.append(Section("FramingQA robotics (embodied)", embodied_tables(report["embodied"])))
-    if report.get("omit"):
-        sections.append(Section("OMIT", omit_tables(report["omit"])))
+    for suite in ordered_suites():
+        if report.get(suite.name):
+            sections += suite.sections(report[suite.name])
     return sections
 
 
