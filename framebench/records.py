@@ -104,14 +104,14 @@ REQUIRED = [c for c in COLUMNS if c not in DEFAULTS]
 
 def known_suites() -> tuple[str, ...]:
     """The registered suites' names (``framebench.registry``)."""
-    from framebench.suite import ordered_suites
+    from framebench.registry import ordered_suites
 
     return tuple(s.name for s in ordered_suites())
 
 
 def known_tasks() -> tuple[str, ...]:
     """Every task a registered suite declares, in suite order."""
-    from framebench.suite import ordered_suites
+    from framebench.registry import ordered_suites
 
     return tuple(dict.fromkeys(t for s in ordered_suites() for t in s.tasks))
 

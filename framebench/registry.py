@@ -139,6 +139,11 @@ def suites() -> dict[str, Suite]:
     return table
 
 
+def ordered_suites() -> list[Suite]:
+    """Registered suites in report order."""
+    return sorted(suites().values(), key=lambda s: (s.order, s.name))
+
+
 def refresh() -> None:
     """Forget the loaded registries (after installing a plugin at run time; used by tests)."""
     engines.cache_clear()

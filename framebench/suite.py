@@ -91,10 +91,3 @@ class Suite:
     def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """(title, matplotlib figure) pairs for this suite's metrics."""
         return []
-
-
-def ordered_suites() -> list[Suite]:
-    """Registered suites in report order."""
-    from framebench.registry import suites
-
-    return sorted(suites().values(), key=lambda s: (s.order, s.name))

@@ -25,13 +25,13 @@ def embodied(
     """Run every episode in its neutral and six framed variants."""
     from framebench import api
     from framebench.errors import UserError
-    from framebench.registry import parse_model_args
+    from framebench.registry import engine_for, parse_model_args
 
     if backend is not None:
         if simulator is not None and simulator != backend:
             raise UserError(f"--backend {backend!r} contradicts --simulator {simulator!r} (use --simulator only)")
-        typer.echo("note: --backend is deprecated for the simulator; use --simulator", err=True)
     chosen = simulator or backend or api.DEFAULT_SIMULATOR
+    engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
     if limit is not None:
         from embodied.episodes import read_episodes
         from framebench.console import warn
@@ -50,3 +50,5 @@ def embodied(
 
         print_summary(summary_report(read_records(records)), title="framebench embodied")
     typer.echo(f"wrote {records}")
+    if backend is not None:  # after the run, so that a user error stays one line
+        typer.echo("note: --backend is deprecated for the simulator; use --simulator", err=True)

@@ -38,7 +38,7 @@ def jsonable(value: Any) -> Any:
 
 def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
     """The report.json structure for a records frame: each registered suite's metrics."""
-    from framebench.suite import ordered_suites
+    from framebench.registry import ordered_suites
 
     report: dict[str, Any] = {}
     for suite in ordered_suites():

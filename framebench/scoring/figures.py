@@ -270,7 +270,7 @@ def framingqa_figures(fqa: Mapping[str, Any]) -> list[tuple[str, Figure | None]]
 
 def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
     """All figures for a report, titled, in display order (each suite's, then the OMIT analysis)."""
-    from framebench.suite import ordered_suites
+    from framebench.registry import ordered_suites
 
     figures: list[tuple[str, Figure | None]] = []
     for suite in ordered_suites():

@@ -38,7 +38,7 @@ DEFAULT_COLUMNS = ["item_id", "answer", "parse", "correct"]
 
 
 def suite_order() -> list[str]:
-    from framebench.suite import ordered_suites
+    from framebench.registry import ordered_suites
 
     return [s.name for s in ordered_suites()]
 

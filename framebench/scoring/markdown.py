@@ -428,7 +428,7 @@ def headline_table(report: Mapping[str, Any]) -> Table | None:
 
 def report_sections(report: Mapping[str, Any]) -> list[Section]:
     """The report's tables: each registered suite's sections, for the suites present."""
-    from framebench.suite import ordered_suites
+    from framebench.registry import ordered_suites
 
     sections: list[Section] = []
     headline = headline_table(report)

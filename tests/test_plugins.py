@@ -1,0 +1,116 @@
+"""A third-party plugin (tests/plugins/framebench_toy, registered by its dist-info's entry points)
+adds a model engine, a planner and a suite; ``framebench text``, ``embodied`` and ``score`` use
+them with no edit to framebench. The worked examples of docs/extending.md."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from framebench import registry
+from framebench.cli import main
+from framebench.records import read_records
+
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+EPISODES = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+# (number, gold): "Is N even?"
+PARITY = [(4, "Yes"), (7, "No"), (10, "Yes"), (3, "No")]
+
+
+@pytest.fixture
+def toy_plugin(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    importlib.invalidate_caches()
+    registry.refresh()
+    yield
+    registry.refresh()
+
+
+def cli(args: list[str]) -> int:
+    try:
+        main(args)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def parity_items(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    blank = dict.fromkeys(("level", "form", "variant", "option", "distractor", "slot", "text"), "")
+    lines = [json.dumps({**blank, "item_id": f"p{n}", "context_id": f"p{n}", "suite": "parity",
+                         "task": "parity", "format": "binary", "bias": "neutral", "gold": gold,
+                         "question": f"Is {n} even?", "options": []}) for n, gold in PARITY]
+    (folder / "items.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_plugin_entries_are_registered_only_while_installed(toy_plugin, monkeypatch):
+    assert registry.engines()["keyword"].kind == "model"
+    assert registry.engines()["firstplan"].kind == "planner"
+    assert registry.suite("parity").tasks == ("parity",)
+    monkeypatch.undo()
+    registry.refresh()
+    assert "keyword" not in registry.engines() and "parity" not in registry.suites()
+
+
+def test_toy_engine_and_suite_through_text_and_score(toy_plugin, tmp_path, capsys):
+    data = parity_items(tmp_path / "items")
+    assert cli(["text", "--model", "keyword:4", "--data", str(data), "--out", str(tmp_path / "run"),
+                "--quiet"]) == 0
+    df = read_records(tmp_path / "run")
+    # keyword:4 says Yes only to "Is 4 even?": right on 4, 7 and 3, wrong on 10
+    assert dict(zip(df.item_id, df.answer, strict=True)) == {"p4": "Yes", "p7": "No", "p10": "No", "p3": "No"}
+    assert df.correct.tolist() == [True, True, False, True]
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["model_info"] == {"word": "4"} and info["decoding"]["parity"]["max_new_tokens"] == 2
+
+    assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report == {"parity": {"keyword:4": {"n": 4, "accuracy": 0.75}}}
+    assert "| keyword:4 | 4 | 75.0 |" in (tmp_path / "report" / "report.md").read_text()
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "Parity accuracy" in html and "Is 10 even?" in html  # table and drill-down
+
+
+def test_model_args_are_typed_and_checked(toy_plugin, tmp_path, capsys):
+    data = parity_items(tmp_path / "items")
+    assert cli(["text", "--model", "keyword:4", "--model-arg", "shout=true", "--data", str(data),
+                "--out", str(tmp_path / "loud"), "--quiet"]) == 0
+    df = read_records(tmp_path / "loud")
+    assert df.output.tolist() == ["YES", "NO", "NO", "NO"] and set(df.parse) == {"unparsed"}
+    capsys.readouterr()
+    for arg, message in (("volume=3", "engine 'keyword' has no option 'volume' (its options: shout)"),
+                         ("shout=maybe", "model option 'shout' of engine 'keyword': expected bool"),
+                         ("shout", "--model-arg: expected key=value")):
+        assert cli(["text", "--model", "keyword:4", "-M", arg, "--data", str(data),
+                    "--out", str(tmp_path / "bad"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "bad" / "records.parquet").exists()
+
+
+def test_toy_planner_through_embodied(toy_plugin, tmp_path):
+    assert cli(["embodied", "--planner", "firstplan", "--episodes", str(EPISODES), "--limit", "1",
+                "--out", str(tmp_path / "run")]) == 0
+    df = read_records(tmp_path / "run")
+    assert len(df) == 7 and set(df.model) == {"firstplan"}
+    # Navigate, then Done: two decisions, nothing placed
+    assert set(df.replans) == {2} and set(df.percent_complete) == {0.0} and not df.success.any()
+
+
+def test_plugin_found_by_a_fresh_interpreter(toy_plugin, tmp_path):
+    """The entry points come from the dist-info on the path, as for an installed package."""
+    data = parity_items(tmp_path / "items")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "framebench", "text", "--model", "keyword:7",
+                           "--data", str(data), "--out", str(tmp_path / "run"), "--quiet"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "4 records (4 generated" in proc.stdout
+    assert read_records(tmp_path / "run").answer.tolist() == ["No", "Yes", "No", "No"]
