@@ -1,7 +1,7 @@
 """Evaluation items (``items.jsonl``): what a model is asked. One JSON object per line.
 
 Built by ``framebench build framingqa`` (text_eval) and ``framebench build omit``; read by
-``framebench text``. Record fields (DESIGN.md) are copied from the item into each record.
+``framebench text``. Record fields (docs/design.md) are copied from the item into each record.
 """
 
 from __future__ import annotations

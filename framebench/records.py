@@ -1,4 +1,4 @@
-"""The record schema (DESIGN.md "Records", a contract) with its writer and validating reader.
+"""The record schema (docs/design.md "Records", a contract) with its writer and validating reader.
 
 One row per model response (text suites) or per episode variant (embodied). Every run writes
 ``RUN_DIR/records.parquet``; scoring reads nothing else.
