@@ -32,7 +32,7 @@ DEFAULT_SIMULATOR = "symbolic"
 
 def run_text(model: str | None, data: str | Path, out: str | Path, *,
              tasks: Sequence[str] | str | None = None, formats: Sequence[str] | str | None = None,
-             limit: int | None = None, conditions: Sequence[str] | str | None = ("M0",),
+             limit: int | None = None, conditions: Sequence[str] | str | None = None,
              model_args: Mapping[str, Any] | None = None, batch_size: int | str = "auto",
              concurrency: int = 8, base_url: str | None = None, progress: bool = False,
              backend: Any = None) -> RunSummary:

@@ -39,7 +39,7 @@ def test_readme_python_example_runs(tmp_path, monkeypatch):
     with contextlib.redirect_stdout(printed):
         exec(compile(code, "README.md", "exec"), {})  # noqa: S102  (the project's own README)
     report = json.loads((tmp_path / "runs" / "api-report" / "report.json").read_text())
-    assert set(report) == {"framingqa", "omit", "embodied"}
+    assert set(report) == {"meta", "headline", "framingqa", "omit", "embodied"}
     mean = report["framingqa"]["baseline:always-yes"]["all"]["binary"]["mean"]
     assert printed.getvalue().strip() == str(mean)
     # always-yes is right exactly on the gold-Yes binary items
@@ -64,8 +64,10 @@ def test_api_and_cli_write_the_same_records_and_report(tmp_path):
 
     api.write_report(api.score([tmp_path / "api"]), tmp_path / "report-api")
     assert cli(["score", str(tmp_path / "cli"), "--out", str(tmp_path / "report-cli")]) == 0
-    for name in ("report.json", "report.md"):
-        assert (tmp_path / "report-api" / name).read_text() == (tmp_path / "report-cli" / name).read_text()
+    reports = [json.loads((tmp_path / d / "report.json").read_text()) for d in ("report-api", "report-cli")]
+    metas = [r.pop("meta") for r in reports]
+    assert reports[0] == reports[1] and reports[0]["framingqa"]["baseline:random"]["finance"]
+    assert [m["runs"][0]["run_ids"] for m in metas] == [[a.run_id[0]]] * 2
 
 
 def test_embodied_run_id_is_deterministic(tmp_path):

@@ -72,6 +72,7 @@ def test_toy_engine_and_suite_through_text_and_score(toy_plugin, tmp_path, capsy
 
     assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
     report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report.pop("meta")["runs"][0]["models"] == ["keyword:4"]  # provenance names the plugin's model
     assert report == {"parity": {"keyword:4": {"n": 4, "accuracy": 0.75}}}
     assert "| keyword:4 | 4 | 75.0 |" in (tmp_path / "report" / "report.md").read_text()
     html = (tmp_path / "report" / "report.html").read_text()
@@ -100,8 +101,10 @@ def test_toy_planner_through_embodied(toy_plugin, tmp_path):
                 "--out", str(tmp_path / "run")]) == 0
     df = read_records(tmp_path / "run")
     assert len(df) == 7 and set(df.model) == {"firstplan"}
-    # Navigate, then Done: two decisions, nothing placed
-    assert set(df.replans) == {2} and set(df.percent_complete) == {0.0} and not df.success.any()
+    # Navigate, then Done: two decisions (replans are for LLM planners: null), nothing placed
+    assert df.replans.isna().all() and set(df.percent_complete) == {0.0} and not df.success.any()
+    logs = [json.loads(p.read_text()) for p in (tmp_path / "run" / "episodes").glob("*.json")]
+    assert len(logs) == 7 and all(len(log["steps"]) == 2 for log in logs)
 
 
 def test_plugin_found_by_a_fresh_interpreter(toy_plugin, tmp_path):

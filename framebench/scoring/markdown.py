@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from framebench.scoring.view import Section, Table
+from framebench.scoring.view import MISSING, Section, Table
 
 TASK_ORDER = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "all")
 FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
@@ -35,7 +35,6 @@ EMBODIED_METRICS = {
     "replans": "Number of replans (execution instability) ↓",
     "steps": "Number of steps (planning inefficiency) ↓",
 }
-MISSING = "–"
 _EMBODIED_SETS = ("Neu / correct / incorrect: the neutral instruction and the correct- and "
                   "incorrect-bias framings. Rows: overall; Root / Propositional / Global: the biased "
                   "variants at that level (Mean Neu over every neutral variant); then each constraint "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+MISSING = "–"  # a cell without a value
+
 
 @dataclass(frozen=True)
 class Table:
