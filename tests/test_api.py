@@ -11,23 +11,15 @@ import re
 from pathlib import Path
 
 import pytest
+from test_plugins import cli
 
 from framebench import api
-from framebench.cli import main
 from framebench.errors import UserError
 from framebench.records import read_records
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
 EPISODES = DEMO / "robotics" / "episodes.json.gz"
-
-
-def cli(args: list[str]) -> int:
-    try:
-        main(args)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def test_readme_python_example_runs(tmp_path, monkeypatch):
