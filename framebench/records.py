@@ -113,7 +113,7 @@ def known_tasks() -> tuple[str, ...]:
     """Every task a registered suite declares, in suite order."""
     from framebench.registry import ordered_suites
 
-    return tuple(dict.fromkeys(t for s in ordered_suites() for t in s.tasks))
+    return tuple(dict.fromkeys(t for s in ordered_suites() for t in s.task_names()))
 
 
 def enums() -> dict[str, tuple[str, ...]]:

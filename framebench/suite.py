@@ -67,6 +67,10 @@ class Suite:
     drilldown_columns: tuple[str, ...] = ()
     selection: dict[str, Any] = field(default_factory=dict)
 
+    def task_names(self) -> tuple[str, ...]:
+        """The ``task`` values its records may carry (default: ``tasks``)."""
+        return self.tasks
+
     # ---- text suites: items -> jobs -> records
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         raise NotImplementedError(f"suite {self.name!r} has no text jobs")

@@ -15,7 +15,11 @@ import pytest
 
 from framebench import registry
 from framebench.cli import main
+from framebench.items import read_items
 from framebench.records import read_records
+from text_eval.answer_sheets import read_sheets
+from text_eval.domains import domains
+from text_eval.omit_conditions import conditions
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 EPISODES = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
@@ -23,13 +27,19 @@ EPISODES = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robot
 PARITY = [(4, "Yes"), (7, "No"), (10, "Yes"), (3, "No")]
 
 
+def forget_registries() -> None:
+    registry.refresh()
+    domains.cache_clear()
+    conditions.cache_clear()
+
+
 @pytest.fixture
 def toy_plugin(monkeypatch):
     monkeypatch.syspath_prepend(str(PLUGINS))
     importlib.invalidate_caches()
-    registry.refresh()
+    forget_registries()
     yield
-    registry.refresh()
+    forget_registries()
 
 
 def cli(args: list[str]) -> int:
@@ -54,9 +64,11 @@ def test_plugin_entries_are_registered_only_while_installed(toy_plugin, monkeypa
     assert registry.engines()["keyword"].kind == "model"
     assert registry.engines()["firstplan"].kind == "planner"
     assert registry.suite("parity").tasks == ("parity",)
+    assert list(domains())[-1] == "toy_weather"
     monkeypatch.undo()
-    registry.refresh()
+    forget_registries()
     assert "keyword" not in registry.engines() and "parity" not in registry.suites()
+    assert "toy_weather" not in domains()
 
 
 def test_toy_engine_and_suite_through_text_and_score(toy_plugin, tmp_path, capsys):
@@ -117,3 +129,62 @@ def test_plugin_found_by_a_fresh_interpreter(toy_plugin, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "4 records (4 generated" in proc.stdout
     assert read_records(tmp_path / "run").answer.tolist() == ["No", "Yes", "No", "No"]
+
+
+WEATHER = [("1", "Rain", "The streets were wet after the morning showers. Everyone carried an umbrella "
+            "to the station. Puddles formed along the road and the gutters overflowed."),
+           ("2", "Snow", "Snowfall closed the mountain pass overnight. Drivers scraped ice from their "
+            "windshields. The town sent shovels and trucks to clear the frozen roads."),
+           ("3", "Heat", "The hot sun baked the fields for a week. Farmers worried about the drought "
+            "and people sweated in the streets. Strong gusts later tore branches from trees.")]
+
+
+def test_toy_framingqa_domain_is_one_file_and_one_line(toy_plugin, tmp_path):
+    """framebench_toy/domain.py plus its entry-point line: built into Table 7 items, run, scored."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "toy_weather.tsv").write_text("".join("\t".join(row) + "\n" for row in WEATHER) + "4\tFog\tGrey.\n")
+    assert cli(["build", "framingqa", "--source", str(src), "--tasks", "toy_weather",
+                "--out", str(tmp_path / "built")]) == 0
+    items = read_items(tmp_path / "built")
+    sheets = {s.context_id: s for s in read_sheets(tmp_path / "built" / "answer_sheets.jsonl")}
+    assert sorted(sheets) == ["wx-1", "wx-2", "wx-3"]
+    for cid, sheet in sheets.items():
+        mine = [it for it in items if it["context_id"] == cid]
+        e = len(sheet.evidence)
+        # FramingQA Table 1: 54 + 2E binary and 28 + E multiple-choice items per context
+        assert sum(it["format"] == "binary" for it in mine) == 54 + 2 * e
+        assert sum(it["format"] == "mc" for it in mine) == 28 + e
+        neutral = next(it for it in mine if it["format"] == "mc" and it["bias"] == "neutral")
+        assert neutral["question"].startswith("Which weather does this report describe")
+        assert neutral["options"] == ["Rain", "Snow", "Heat", "Wind"]
+        assert neutral["gold"] == "ABC"[int(cid[-1]) - 1]
+    assert "toy_weather.tsv line 4" in (tmp_path / "built" / "build_report.md").read_text()  # dropped, listed
+
+    assert cli(["text", "--model", "baseline:always-yes", "--data", str(tmp_path / "built"),
+                "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    binary = report["framingqa"]["baseline:always-yes"]["toy_weather"]["binary"]
+    rows = read_records(tmp_path / "run").query("format == 'binary'")
+    assert (rows.correct == (rows.gold == "Yes")).all()  # always-yes: right exactly on gold Yes
+    per_context = rows.groupby("context_id").correct.mean().mean()  # the "mean" metric's definition
+    assert binary["n_contexts"] == 3 and binary["mean"] == pytest.approx(per_context)
+
+
+def test_toy_omit_intervention(toy_plugin, tmp_path):
+    """keyword:Picture says Yes only where M7's instruction is in the prompt: every M0 pair is
+    (No, No), every M7 pair (Yes, Yes)."""
+    omit = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "omit"
+    assert cli(["text", "--model", "keyword:Picture", "--data", str(omit), "--conditions", "M0,M7",
+                "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    omit_report = json.loads((tmp_path / "report" / "report.json").read_text())["omit"]
+    rates = omit_report["rates"]["keyword:Picture"]
+    n_scenarios = len({it["context_id"] for it in read_items(omit) if it["conflicts"]})  # the selected ones
+    assert (rates["M0"]["n"], rates["M0"]["OBR"], rates["M0"]["ABR"]) == (n_scenarios, 1.0, 0.0)
+    assert (rates["M7"]["n"], rates["M7"]["OBR"], rates["M7"]["ABR"]) == (n_scenarios, 0.0, 1.0)
+    # McNemar M0 vs M7: every scenario leaves (N,N), none enters it: P(X >= n) = 0.5 ** n
+    (test,) = omit_report["mcnemar"]
+    assert (test["condition"], test["b"], test["c"]) == ("M7", n_scenarios, 0)
+    assert test["p"] == pytest.approx(0.5 ** n_scenarios)

@@ -19,6 +19,12 @@ TEXT_FORMATS = ("binary", "mc")
 
 @dataclass
 class FramingQASuite(Suite):
+    def task_names(self) -> tuple[str, ...]:
+        """One task per registered domain (``text_eval.domains``)."""
+        from text_eval.domains import task_names
+
+        return task_names()
+
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         from text_eval.prompts import decoding_for, render_chat
 
@@ -69,12 +75,13 @@ class FramingQASuite(Suite):
 @dataclass
 class OmitSuite(Suite):
     def conditions(self, names: list[str]):
-        from text_eval.omit_conditions import CONDITIONS
+        from text_eval.omit_conditions import conditions
 
+        known = conditions()
         for name in names:
-            if name not in CONDITIONS:
-                raise UserError(f"--conditions: unknown condition {name!r} (known: {', '.join(CONDITIONS)})")
-        return [CONDITIONS[name] for name in names]
+            if name not in known:
+                raise UserError(f"--conditions: unknown condition {name!r} (known: {', '.join(known)})")
+        return [known[name] for name in names]
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         from framebench.backends.base import Decoding
@@ -111,19 +118,24 @@ class OmitSuite(Suite):
 
     def sections(self, metrics):
         from framebench.scoring.markdown import omit_tables
+        from framebench.scoring.omit_analysis_report import tables
         from framebench.scoring.view import Section
 
-        return [Section(self.title, omit_tables(metrics))]
+        analysis = tables(metrics.get("analysis") or {})
+        return [Section(self.title, omit_tables(metrics))] + ([Section("OMIT analyses", analysis)]
+                                                               if analysis else [])
 
     def figures(self, metrics):
         from framebench.scoring.figures import omit_obr_figure
+        from framebench.scoring.omit_analysis_report import figures
 
-        return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics))]
+        return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
+                *figures(metrics.get("analysis") or {})]
 
 
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
-    tasks=("law_issue_spotting", "law_hearsay", "finance", "medicine"), order=10,
+    tasks=(), order=10,
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
                        "answer", "parse", "correct"))
 OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30,

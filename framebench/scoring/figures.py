@@ -23,9 +23,9 @@ from framebench.scoring.markdown import (  # noqa: E402
     FORMAT_NAMES,
     LEVELS,
     SIGNIFICANCE,
-    TASK_ORDER,
     ordered,
     task_name,
+    task_order,
 )
 
 DIRECTION_COLORS = {"neutral": "#9e9e9e", "correct": "#2e7d32", "incorrect": "#c62828",
@@ -125,7 +125,7 @@ def framingqa_accuracy_figure(fqa: Mapping[str, Any], fmt: str) -> Figure | None
     = std across levels; (ii) observed strict accuracy with bootstrap intervals, and (black
     diamonds) the strict accuracy expected if errors were independent."""
     models = [m for m in ordered(fqa) if any(fmt in fqa[m][t] for t in fqa[m])]
-    tasks = ordered({t for m in models for t in fqa[m] if fmt in fqa[m][t]}, TASK_ORDER)
+    tasks = ordered({t for m in models for t in fqa[m] if fmt in fqa[m][t]}, task_order())
     if not models or not tasks:
         return None
     fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 2.9 * len(tasks)), squeeze=False)
@@ -167,7 +167,7 @@ def framingqa_levels_figure(fqa: Mapping[str, Any], fmt: str, task: str = "all")
         return bool(((fqa[model].get(task) or {}).get(fmt) or {}).get("levels"))
 
     if not any(has_levels(m, task) for m in fqa):
-        task = next((t for t in ordered({t for m in fqa for t in fqa[m]}, TASK_ORDER)
+        task = next((t for t in ordered({t for m in fqa for t in fqa[m]}, task_order())
                      if any(has_levels(m, t) for m in fqa)), task)
     models = [m for m in ordered(fqa) if has_levels(m, task)]
     if not models:
@@ -245,18 +245,6 @@ def embodied_completion_figure(emb: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-def omit_analysis_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-    """Figures of the OMIT persona analysis, when both it and its renderer exist."""
-    analysis = (report.get("omit") or {}).get("analysis")
-    if not analysis:
-        return []
-    try:
-        from framebench.scoring import omit_analysis
-    except ImportError:
-        return []
-    return list(omit_analysis.figures(analysis))
-
-
 def framingqa_figures(fqa: Mapping[str, Any]) -> list[tuple[str, Figure | None]]:
     figures: list[tuple[str, Figure | None]] = []
     for fmt in FORMAT_NAMES:
@@ -269,12 +257,11 @@ def framingqa_figures(fqa: Mapping[str, Any]) -> list[tuple[str, Figure | None]]
 
 
 def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-    """All figures for a report, titled, in display order (each suite's, then the OMIT analysis)."""
+    """All figures for a report, titled, in display order (each registered suite's)."""
     from framebench.registry import ordered_suites
 
     figures: list[tuple[str, Figure | None]] = []
     for suite in ordered_suites():
         if report.get(suite.name):
             figures += suite.figures(report[suite.name])
-    figures += omit_analysis_figures(report)
     return [(title, fig) for title, fig in figures if fig is not None]

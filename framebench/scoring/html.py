@@ -15,19 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
-import markupsafe
 import pandas as pd
 
 from framebench.scoring.figures import png_base64, report_figures
 from framebench.scoring.markdown import (
-    TASK_ORDER,
     Table,
     numeric_column,
-    omit_analysis_markdown,
     ordered,
     pct,
     report_sections,
     task_name,
+    task_order,
 )
 from framebench.scoring.omit import PERSONA_PREFIX
 
@@ -162,11 +160,12 @@ def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows sorted by group (model, suite, task, format), context id, then variant."""
     order = suite_order()
     suite_rank = {s: i for i, s in enumerate(order)}
-    task_rank = {t: i for i, t in enumerate(TASK_ORDER)}
+    tasks = task_order()
+    task_rank = {t: i for i, t in enumerate(tasks)}
     keys = {
         "model": rows["model"],
         "suite": rows["suite"].map(suite_rank).fillna(len(order)),
-        "task_rank": rows["task"].map(task_rank).fillna(len(TASK_ORDER)),
+        "task_rank": rows["task"].map(task_rank).fillna(len(tasks)),
         "task": rows["task"],
         "format": rows["format"],
         "context_id": rows["context_id"],
@@ -219,17 +218,6 @@ def _table_view(table: Table) -> dict[str, Any]:
             "numeric": [numeric_column(table, i) for i in range(len(table.header))]}
 
 
-def _analysis_html(report: Mapping[str, Any]) -> markupsafe.Markup | None:
-    """The OMIT analysis section's Markdown as HTML; raw HTML in it is escaped, not passed."""
-    text = omit_analysis_markdown(report)
-    if not text:
-        return None
-    from markdown_it import MarkdownIt
-
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
-    return markupsafe.Markup(renderer.render(text))  # noqa: S704  (html=False escapes input)
-
-
 def _meta(records: pd.DataFrame | None) -> str:
     """Records, evaluated models and suites; the OMIT persona panel's rows are the dataset's
     reference answers, named as such and not counted as models."""
@@ -265,7 +253,6 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
         meta=_meta(records),
         provenance=provenance,
         sections=sections,
-        analysis_html=_analysis_html(report),
         figures=figures,
         groups=drilldown(records, prompts or {}, drilldown_limit),
         limit=drilldown_limit,

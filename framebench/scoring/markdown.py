@@ -15,7 +15,6 @@ from typing import Any
 
 from framebench.scoring.view import MISSING, Section, Table
 
-TASK_ORDER = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "all")
 FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
 LEVELS = ("root", "propositional", "global")
 LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
@@ -156,6 +155,13 @@ def ordered(keys: Iterable[str], order: Iterable[str] = ()) -> list[str]:
     return preferred + sorted((k for k in keys if k not in preferred), key=_natural_key)
 
 
+def task_order() -> tuple[str, ...]:
+    """Tasks in report order: the registered suites' tasks, then the pooled "all"."""
+    from framebench.records import known_tasks
+
+    return (*known_tasks(), "all")
+
+
 def task_name(task: str) -> str:
     return "all (pooled)" if task == "all" else task
 
@@ -166,7 +172,7 @@ def task_name(task: str) -> str:
 def _framingqa_cells(fqa: Mapping[str, Any], fmt: str) -> Iterable[tuple[str, str, Mapping]]:
     """(model, task, metrics) for one format, models and tasks in report order."""
     for model in ordered(fqa):
-        for task in ordered(fqa[model], TASK_ORDER):
+        for task in ordered(fqa[model], task_order()):
             metrics = fqa[model][task].get(fmt)
             if metrics:
                 yield model, task, metrics
@@ -439,18 +445,6 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     return sections
 
 
-def omit_analysis_markdown(report: Mapping[str, Any]) -> str | None:
-    """The OMIT persona/kappa analysis section, when both it and its renderer exist."""
-    analysis = (report.get("omit") or {}).get("analysis")
-    if not analysis:
-        return None
-    try:
-        from framebench.scoring import omit_analysis
-    except ImportError:
-        return None
-    return omit_analysis.markdown(analysis)
-
-
 def _md_cell(text: str) -> str:
     """A table cell: pipes and backslashes escaped, no line breaks, no raw HTML (names come from
     data and model specs, and Markdown viewers would render tags)."""
@@ -491,7 +485,4 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for section in sections:
         parts.append(f"## {section.title}")
         parts += [table_markdown(t) for t in section.tables]
-    analysis = omit_analysis_markdown(report)
-    if analysis:
-        parts.append(analysis.strip())
     return "\n\n".join(parts) + "\n"
