@@ -186,12 +186,12 @@ ANALYSIS_M0 = {"OBR": 0.5, "OBR_low": 0.2, "OBR_high": 0.8, "ABR": 0.25, "FCR": 
 
 def test_omit_analysis_is_an_ordinary_section():
     """The OMIT analysis renders as tables of the OMIT suite, after its main section."""
-    report = {"omit": {**REPORT["omit"], "analysis": {"rates_selected": {"m<1>": {"M0": ANALYSIS_M0}}}}}
+    report = {"omit": {**REPORT["omit"], "analysis": {"rates_selected": {"m<x>": {"M0": ANALYSIS_M0}}}}}
     text = render_markdown(report)
     assert text.index("## OMIT\n") < text.index("## OMIT analyses")
     (row,) = table_rows(text, "conflict-labeled scenarios")
-    assert row == {"Model": "m&lt;1&gt;", "OBR": "0.500", "95% CI": "[0.200, 0.800]", "ABR": "0.250",
-                   "FCR": "0.250", "n": "4", "dropped pairs": "1"}
+    assert row == {"Model": "m&lt;x&gt;", "OBR (%)": "50.0", "95% CI": "[20.0, 80.0]", "ABR (%)": "25.0",
+                   "FCR (%)": "25.0", "n": "4", "dropped pairs": "1"}
     assert "## OMIT analyses" not in render_markdown({"omit": {**REPORT["omit"], "analysis": {}}})
 
 
