@@ -11,6 +11,10 @@ run resumes.
 ``Done[]`` call included. With replan cap T (PARTNR's ``replanning_threshold``) a variant makes at
 most T + 1 calls, so ``replans <= T + 1``. Oracle and script planners make no LLM calls; their
 records hold ``replans = null`` (shown as n/a), never their action count.
+
+Under ``--partnr-compat`` a variant also ends where PARTNR's evaluator would raise (quirk 3); it is
+recorded as PARTNR ingest records a crashed episode (percent complete 0, output ``[crashed] ...``).
+run.json names the evaluation mode (``evaluation``) and counts such variants (``evaluation_errors``).
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from typing import Any
 
 from embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
 from embodied.episodes import read_episodes
+from embodied.evaluation import evaluation_mode
 from embodied.framing import VARIANTS, frame_instruction, variant_name
 from embodied.planners import Planner
 from embodied.skills import parse_action
 
 DEFAULT_REPLAN_CAP = 25
+EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would have raised (compat mode)
 
 
 def item_id(episode_id: str, bias: str, level: str) -> str:
@@ -57,6 +63,8 @@ class _Variant:
         self.steps: list[dict[str, Any]] = []
         self.result: str | None = None
         self.replans, self.output, self.end = 0, "", ""
+        if self.env.tracker.error is not None:  # compat: PARTNR's evaluator raised on the first state
+            self.end = EVALUATION_ERROR
 
     def apply(self, text: str, prompt: Any, uses_cap: bool, replan_cap: int, max_sim_steps: int) -> None:
         env = self.env
@@ -78,15 +86,20 @@ class _Variant:
             self.result, entry["action"] = env.execute(action), f"{action.tool}[{action.args}]"
         entry.update(result=self.result, sim_steps=env.sim_steps - sim_before,
                      state_change=_changes(before, env.world.snapshot()))
-        if env.sim_steps >= max_sim_steps:
+        if env.tracker.error is not None:
+            self.end = EVALUATION_ERROR
+        elif env.sim_steps >= max_sim_steps:
             self.end = "sim_step_limit"
 
     def finish(self, episode: dict[str, Any], planner: Planner) -> tuple[dict[str, Any], dict[str, Any]]:
         self.env.finish()
         metrics = self.env.metrics()
+        error = metrics["evaluation_error"]
+        # as a crashed PARTNR episode is ingested: scores 0, output starts with [crashed]
+        output = self.output if error is None else f"[crashed] {error}\n{self.output}".rstrip("\n")
         fields = {"percent_complete": float(metrics["percent_complete"]), "success": bool(metrics["success"]),
-                  "sim_steps": int(metrics["sim_steps"]), "replans": self.replans, "output": self.output,
-                  "end": self.end}
+                  "sim_steps": int(metrics["sim_steps"]), "replans": self.replans, "output": output,
+                  "end": self.end, "evaluation_error": error}
         log = {"episode_id": episode["episode_id"], "bias": self.bias, "level": self.level,
                "instruction": self.instruction, "planner": planner.spec, "steps": self.steps, "end": self.end,
                "metrics": fields, "evaluation": self.env.tracker.log()}
@@ -102,7 +115,9 @@ def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], plann
     ``on_round(decisions, finished)`` fires after every round: the planner decisions it made and
     the variants that ended in it (for live progress)."""
     runs = [_Variant(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
-    active = list(runs)
+    active = [r for r in runs if not r.end]
+    if on_round is not None and len(active) < len(runs):  # ended on the first state (compat error)
+        on_round(0, len(runs) - len(active))
     while active:
         decisions = planner.decide([r.session for r in active], [r.result for r in active],
                                    [r.env.world.describe_objects() for r in active])
@@ -144,7 +159,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 **planner.settings()}
     run_id = f"embodied-{uuid.uuid4().hex[:12]}"
     fingerprint = planner.fingerprint()
-    rows, prompts = [], []
+    rows, prompts, errors = [], [], 0
     reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
     decisions = 0
@@ -176,6 +191,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = done[keys[iid]]
+                errors += fields.get("evaluation_error") is not None
                 rows.append(make_row(
                     run_id=run_id, model=planner.spec, suite="embodied", task="robotics", format="episode",
                     context_id=episode["episode_id"], item_id=iid, bias=bias, level=level, form="", variant="",
@@ -189,5 +205,6 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
     write_run_info(out, run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
                    dataset_hash=file_sha256(episodes_file), started=started, suite="embodied",
                    backend="symbolic", n_episodes=len(episodes), n_variants=len(rows),
+                   evaluation=evaluation_mode(partnr_compat), evaluation_errors=errors,
                    note="sim_steps come from the symbolic cost model; not comparable to Habitat's")
     return out

@@ -13,6 +13,9 @@ Every variant of the framed episode file becomes a row. Crashed episodes, missin
 unreadable stats files are never dropped: they become rows with ``percent_complete=0``,
 ``success=False``, ``sim_steps=0``, ``replans=0`` and an ``output`` starting with ``[crashed]``,
 ``[missing stats]`` or ``[unreadable stats]``, and they are listed in ``RUN_DIR/crashes.json``.
+
+The scores are PARTNR's own evaluator's, so they carry its evaluation quirks (``datasets/robotics.md``);
+run.json says so (``evaluation: partnr-habitat``) and the report repeats it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from embodied.evaluation import MODE_HABITAT
 from framebench.errors import UserError
 
 STATS_DIR = "stats"
@@ -210,7 +214,7 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
         fingerprint=manifest.get("fingerprint") or model,
         decoding=manifest.get("decoding") or {},
         dataset_hash=file_sha256(episodes), started=manifest.get("started") or now_iso(),
-        backend="habitat", results_dir=str(output_dir.resolve()),
+        backend="habitat", results_dir=str(output_dir.resolve()), evaluation=MODE_HABITAT,
         partnr=manifest.get("partnr") or {},
         finished_episodes=report.finished, problem_episodes=len(report.problems),
     )

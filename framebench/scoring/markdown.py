@@ -306,8 +306,26 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     )
 
 
-def embodied_tables(emb: Mapping[str, Any]) -> list[Table]:
-    return [t for t in (embodied_table(emb, metric) for metric in EMBODIED_METRICS) if t]
+def embodied_evaluation_table(evaluation: Mapping[str, Any] | None) -> Table | None:
+    """Which evaluation semantics each model's embodied scores come from (run.json ``evaluation``)."""
+    from embodied.evaluation import EVALUATION_MODES
+
+    rows = [[model, mode, EVALUATION_MODES.get(mode, "run.json does not say")]
+            for model in ordered(evaluation or {}) for mode in evaluation[model]]
+    if not rows:
+        return None
+    return Table(
+        title="Embodied: evaluation semantics",
+        caption="intended: PARTNR's documented semantics; partnr-compat: PARTNR's evaluation quirks "
+        "reproduced; partnr-habitat: PARTNR's own scores (with its quirks). See datasets/robotics.md.",
+        header=["Model", "Evaluation", "Meaning"],
+        rows=rows,
+    )
+
+
+def embodied_tables(emb: Mapping[str, Any], evaluation: Mapping[str, Any] | None = None) -> list[Table]:
+    tables = [embodied_table(emb, metric) for metric in EMBODIED_METRICS]
+    return [t for t in (*tables, embodied_evaluation_table(evaluation)) if t]
 
 
 # ---------------------------------------------------------------- OMIT
@@ -450,7 +468,8 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     if report.get("framingqa"):
         sections.append(Section("FramingQA (text)", framingqa_tables(report["framingqa"])))
     if report.get("embodied"):
-        sections.append(Section("FramingQA robotics (embodied)", embodied_tables(report["embodied"])))
+        tables = embodied_tables(report["embodied"], report.get("embodied_evaluation"))
+        sections.append(Section("FramingQA robotics (embodied)", tables))
     if report.get("omit"):
         sections.append(Section("OMIT", omit_tables(report["omit"])))
     return sections
