@@ -51,9 +51,10 @@ def counted_propositions(episode: dict[str, Any]) -> list[int]:
     return out
 
 
-def last_handle_only_plan(episode: dict[str, Any]) -> list[str] | None:
+def last_handle_only_plan(episode: dict[str, Any], position: int = -1) -> list[str] | None:
     """The oracle's plan with every counted proposition reduced to its last handle (and its last
-    b-handle, e.g. receptacle): "place only the last-listed spoon". None when there is none."""
+    b-handle, e.g. receptacle): "place only the last-listed spoon". ``position=0``: the first
+    handle and first b-handle instead. None when the episode has no counted proposition."""
     indices = counted_propositions(episode)
     if not indices:
         return None
@@ -61,7 +62,7 @@ def last_handle_only_plan(episode: dict[str, Any]) -> list[str] | None:
     for idx in indices:
         args = reduced["evaluation_propositions"][idx]["args"]
         key_a, key_b, _ = HANDLE_ARGS[reduced["evaluation_propositions"][idx]["function_name"]]
-        args[key_a], args["number"] = args[key_a][-1:], 1
+        args[key_a], args["number"] = [args[key_a][position]], 1
         if key_b:
-            args[key_b] = args[key_b][-1:]
+            args[key_b] = [args[key_b][position]]
     return oracle_plan(reduced)

@@ -79,12 +79,21 @@ def test_bad_episode_exits_2_with_one_line(name, tmp_path, capsys):
     assert not out.exists()
 
 
-def test_the_valid_base_episode_loads_and_runs(tmp_path):
+@pytest.mark.parametrize("compat", [False, True])
+def test_run_json_and_report_name_the_evaluation_mode(compat, tmp_path):
     path = tmp_path / "episodes.json"
     path.write_text(json.dumps({"episodes": [base()]}))
+    run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_info:
-        main(["embodied", "--planner", "oracle", "--episodes", str(path), "--out", str(tmp_path / "run"),
-              "--partnr-compat"])
+        main(["embodied", "--planner", "oracle", "--episodes", str(path), "--out", str(run),
+              *(["--partnr-compat"] if compat else [])])
     assert exit_info.value.code in (0, None)
-    info = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert info["evaluation"] == "partnr-compat" and info["evaluation_errors"] == 0
+    mode = "partnr-compat" if compat else "intended"
+    info = json.loads((run / "run.json").read_text())
+    assert info["evaluation"] == mode and info["evaluation_errors"] == 0
+    with pytest.raises(SystemExit) as exit_info:
+        main(["score", str(run), "--out", str(tmp_path / "report")])
+    assert exit_info.value.code in (0, None)
+    assert json.loads((tmp_path / "report" / "report.json").read_text())["embodied_evaluation"] == {"oracle": [mode]}
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "Embodied: evaluation semantics" in markdown and f"| oracle | {mode} |" in markdown

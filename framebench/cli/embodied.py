@@ -14,7 +14,7 @@ def embodied(
                                    help="LLM planners: most replans (PARTNR's replanning_threshold)."),
     max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
-                                       help="Reproduce PARTNR's two evaluation quirks (see docs)."),
+                                       help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
