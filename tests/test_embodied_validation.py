@@ -94,6 +94,7 @@ def test_run_json_and_report_name_the_evaluation_mode(compat, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         main(["score", str(run), "--out", str(tmp_path / "report")])
     assert exit_info.value.code in (0, None)
-    assert json.loads((tmp_path / "report" / "report.json").read_text())["embodied_evaluation"] == {"oracle": [mode]}
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["meta"]["embodied_evaluation"] == {"oracle": [mode]}
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert "Embodied: evaluation semantics" in markdown and f"| oracle | {mode} |" in markdown

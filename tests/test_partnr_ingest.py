@@ -164,7 +164,7 @@ def test_framebench_score_reads_ingested_habitat_runs(results, tmp_path):
     # global level: 42__incorrect_global succeeded, 7__incorrect_global is missing (a failure) -> 1/2
     assert block["global"]["completion_strict_incorrect"] == pytest.approx(0.5)
     report = json.loads((tmp_path / "report" / "report.json").read_text())
-    assert report["embodied_evaluation"] == {"openai:m": ["partnr-habitat"]}
+    assert report["meta"]["embodied_evaluation"] == {"openai:m": ["partnr-habitat"]}
     assert "PARTNR's own evaluator in Habitat" in (tmp_path / "report" / "report.md").read_text()
 
 

@@ -82,10 +82,6 @@ def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path,
     from framebench.scoring.compute import compute_report
 
     report: dict[str, Any] = {"meta": meta if meta is not None else runs_meta(df), **compute_report(df)}
-    if report.get("embodied"):  # which evaluation semantics the embodied scores come from
-        from framebench.scoring.provenance import embodied_evaluation_by_model
-
-        report["embodied_evaluation"] = embodied_evaluation_by_model(report["meta"])
     written = [write_json_atomic(report, out / "report.json")]
     try:
         from framebench.scoring.markdown import render_markdown

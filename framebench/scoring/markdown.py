@@ -468,7 +468,7 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     if report.get("framingqa"):
         sections.append(Section("FramingQA (text)", framingqa_tables(report["framingqa"])))
     if report.get("embodied"):
-        tables = embodied_tables(report["embodied"], report.get("embodied_evaluation"))
+        tables = embodied_tables(report["embodied"], (report.get("meta") or {}).get("embodied_evaluation"))
         sections.append(Section("FramingQA robotics (embodied)", tables))
     if report.get("omit"):
         sections.append(Section("OMIT", omit_tables(report["omit"])))

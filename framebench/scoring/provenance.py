@@ -69,10 +69,10 @@ def embodied_evaluation(info: Mapping[str, Any]) -> str:
     return "partnr-habitat" if info.get("backend") == "habitat" else "unknown"
 
 
-def embodied_evaluation_by_model(meta: Mapping[str, Any]) -> dict[str, list[str]]:
-    """``model -> evaluation modes`` over the scored embodied run folders."""
+def embodied_evaluation_by_model(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """``model -> evaluation modes`` over the scored embodied run folders (``run_entry`` dicts)."""
     modes: dict[str, set[str]] = {}
-    for run in meta.get("runs", []):
+    for run in entries:
         if run.get("evaluation"):
             for model in run.get("models", []):
                 modes.setdefault(str(model), set()).add(run["evaluation"])
@@ -124,6 +124,8 @@ def report_meta(runs: Sequence[tuple[Path, pd.DataFrame]], generated: str | None
         "model_fingerprints": dict(sorted(fingerprints.items())),
         "dataset_hashes": sorted({e["dataset_hash"] for e in entries if e["dataset_hash"]}),
         "runs": entries,
+        # which evaluation semantics each model's embodied scores come from (datasets/robotics.md)
+        "embodied_evaluation": embodied_evaluation_by_model(entries),
     }
 
 
