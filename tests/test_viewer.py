@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from framebench.records import make_row, write_records
+from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 from framebench.viewer import app as viewer_app
 from framebench.viewer.app import create_app
 from framebench.viewer.data import load_run_data, shared_prefix
-from framebench.viewer.links import context_url, records_url, table_row_url
 
 SCRIPT_PAYLOAD = "<script>document.title='pwned'</script>"
 MARKUP_PAYLOAD = '<b id="injected">bold</b>'

@@ -30,7 +30,7 @@ from framebench.scoring.markdown import (
     task_name,
 )
 from framebench.scoring.omit import PERSONA_PREFIX
-from framebench.viewer.links import context_url, records_url, table_row_url
+from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -265,7 +265,7 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None) -> str:
     """``report.html``: tables, inline figures and the capped per-context drill-down. With a
     ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
-    contexts link to the browser (URL scheme: ``framebench.viewer.links``)."""
+    contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``)."""
     sections = [{"title": s.title,
                  "tables": [_table_view(t, SECTION_SUITES.get(s.title, ""), viewer_url)
                             for t in s.tables]}

@@ -17,8 +17,8 @@ import pandas as pd
 from flask import Flask, Response, request
 
 from framebench.errors import UserError
+from framebench.scoring import viewer_links as links
 from framebench.scoring.html import format_cell
-from framebench.viewer import links
 from framebench.viewer.data import CHOICE_FILTERS, RunData, parse_query, shared_prefix
 
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; "
