@@ -150,10 +150,12 @@ def _context_view(suite: str, context_id: str, rows: pd.DataFrame) -> dict[str, 
     models = list(dict.fromkeys(rows["model"]))
     passage = shared_prefix(list(dict.fromkeys(rows["prompt"])))
     columns = [c for c in VARIANT_COLUMNS if (rows[c].fillna("") != "").any()] or ["item_id"]
+    by_item: dict[str, dict[str, dict[str, Any]]] = {}
+    for record in rows.to_dict("records"):
+        by_item.setdefault(record["item_id"], {}).setdefault(record["model"], record)
     variants = []
-    for _, item_rows in rows.groupby("item_id", sort=False):
-        first = item_rows.iloc[0]
-        by_model = {r["model"]: r for r in item_rows.to_dict("records")}
+    for by_model in by_item.values():
+        first = next(iter(by_model.values()))
         variants.append({
             "cells": [format_cell(c, first[c]) for c in columns],
             "question": str(first["prompt"])[len(passage):],
