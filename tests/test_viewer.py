@@ -223,6 +223,20 @@ def test_bad_run_dir_is_one_line_exit_2(tmp_path):
     assert "records.parquet: no such records file" in proc.stderr
 
 
+def test_busy_port_is_one_line_exit_2(runs):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "framebench", "view", str(runs[0]),
+                               "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: --port {port}: cannot listen on 127.0.0.1")
+
+
 @pytest.fixture
 def served(runs) -> Iterator[str]:
     """``framebench view`` on a free port; yields its URL and stops it afterwards."""
