@@ -186,6 +186,11 @@ def test_link_builders():
     assert table_row_url("/", "omit", header, ["m", "M1", "3.0"]) == "/?suite=omit&model=m&condition=M1"
     assert table_row_url("/", "omit", header, ["Mean", "M1", "3.0"]) is None
     assert table_row_url("/", "framingqa", ["Model", "Task"], ["m", "all (pooled)"]) == "/?suite=framingqa&model=m"
+    # the headline shows display names of formats; unknown cells never become a filter
+    headline = ["Model", "Format", "n"]
+    assert table_row_url("/", "", headline, ["m", "Multiple choice", "3"]) == "/?model=m&format=mc"
+    assert table_row_url("/", "", headline, ["m", "Robotics (completion)", "3"]) == "/?model=m&format=episode"
+    assert table_row_url("/", "", headline, ["m", "Something new", "3"]) == "/?model=m"
 
 
 def test_shared_prefix_stops_at_a_paragraph():

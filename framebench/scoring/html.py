@@ -224,7 +224,7 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _table_view(table: Table, suite: str, viewer_url: str | None) -> dict[str, Any]:
+def _table_view(table: Table, suite: str = "", viewer_url: str | None = None) -> dict[str, Any]:
     row_links = ([table_row_url(viewer_url, suite, table.header, row) for row in table.rows]
                  if viewer_url else [None] * len(table.rows))
     return {"title": table.title, "caption": table.caption, "header": table.header,

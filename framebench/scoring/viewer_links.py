@@ -45,6 +45,10 @@ def context_url(base: str, suite: str, context_id: str, models: Sequence[str] = 
 # report table header -> viewer filter; "Task" cells are raw task names except the pooled row
 HEADER_FILTERS = {"Model": "model", "Task": "task", "Format": "format", "Condition": "condition"}
 POOLED = {"task": {"all (pooled)", "all"}, "model": {"Mean"}}
+# display names of record values some tables show instead of the value (markdown.FORMAT_NAMES)
+DISPLAYED = {"format": {"binary yes/no": "binary", "multiple choice": "mc",
+                        "robotics (completion)": "episode"}}
+RECORD_VALUES = {"format": {"binary", "mc", "episode"}}
 
 
 def table_row_url(base: str, suite: str, header: Sequence[str], row: Sequence[str]) -> str | None:
@@ -53,8 +57,11 @@ def table_row_url(base: str, suite: str, header: Sequence[str], row: Sequence[st
     params: dict[str, str] = {"suite": suite}
     for name, cell in zip(header, row, strict=False):
         key = HEADER_FILTERS.get(name)
-        if key and cell not in POOLED.get(key, ()):
-            params[key] = cell
+        if not key or cell in POOLED.get(key, ()):
+            continue
+        value = DISPLAYED.get(key, {}).get(cell.lower(), cell)
+        if key not in RECORD_VALUES or value in RECORD_VALUES[key]:
+            params[key] = value
     if "model" not in params:
         return None
     return records_url(base, params)

@@ -10,6 +10,7 @@ only requests addressed to the loopback host it listens on (no DNS rebinding).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -198,10 +199,14 @@ def _render_report(data: RunData) -> str:
     from framebench.cli.score import DUPLICATE_KEY
     from framebench.scoring.compute import compute_report
     from framebench.scoring.html import render_html
+    from framebench.scoring.provenance import report_meta
 
     records = data.records.drop(columns=["prompt", "run_dir"])
     if records.duplicated(DUPLICATE_KEY).any():
         raise UserError("these runs answer the same items twice: score them separately "
                         "(the records pages still show every row)")
     prompts = dict(zip(data.records["item_id"], data.records["prompt"], strict=True))
-    return render_html(compute_report(records), records, prompts, viewer_url="/")
+    runs = [(Path(run_dir), rows.drop(columns=["prompt", "run_dir"]))
+            for run_dir, rows in data.records.groupby("run_dir", sort=False)]
+    report = {"meta": report_meta(runs), **compute_report(records)}
+    return render_html(report, records, prompts, viewer_url="/")
