@@ -175,14 +175,30 @@ def _trim_reply(text: str) -> str:
     return "\n".join(lines) or text.strip()
 
 
+PLANNER_SPECS = "oracle, script:FILE, hf:<path or hub id>, openai:<model> or smollm2"
+
+
+def check_planner_spec(spec: str) -> None:
+    """Reject a spec no planner answers to, in one line listing every planner spec."""
+    kind, colon, arg = spec.partition(":")
+    if spec == "oracle" or (kind == "script" and arg):
+        return
+    if kind == "script":
+        raise UserError("--planner script:FILE needs a file name")
+    if kind == "baseline":
+        raise UserError(f"--planner {spec!r}: baseline models only answer Yes/No and cannot plan; "
+                        f"use {PLANNER_SPECS}")
+    if (kind in ("hf", "openai") and arg) or (spec == "smollm2"):
+        return
+    raise UserError(f"unknown planner spec {spec!r}: use {PLANNER_SPECS}")
+
+
 def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8) -> Planner:
+    check_planner_spec(spec)
     if spec == "oracle":
         return OraclePlanner()
     if spec.startswith("script:"):
-        path = spec.removeprefix("script:")
-        if not path:
-            raise UserError("--planner script:FILE needs a file name")
-        return ScriptPlanner(path)
+        return ScriptPlanner(spec.removeprefix("script:"))
     from framebench.backends import load_backend
 
     return LLMPlanner(load_backend(spec), max_new_tokens=max_new_tokens, history_turns=history_turns)

@@ -9,9 +9,10 @@ def framingqa(
     source: str = typer.Option(..., "--source", help="A folder laid out like ../shared/data, 'hf', or a "
                                "prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set)."),
     out: Path = typer.Option(..., "--out", help="Output folder for items.jsonl and the build report."),
-    generator: str = typer.Option("extractive", "--generator", help="extractive|llm"),
+    generator: str = typer.Option("extractive", "--generator", help="extractive or llm."),
     tasks: str = typer.Option("law_issue_spotting,law_hearsay,finance,medicine", "--tasks",
-                              help="Comma-separated tasks to build."),
+                              show_default="all four",
+                              help="Comma-separated tasks to build (framebench list tasks)."),
     model: str = typer.Option(None, "--model", help="llm generator: backend spec (hf:..., openai:..., smollm2)."),
     review: Path = typer.Option(None, "--review", help="llm generator: review JSONL "
                                 "(default OUT/premise_review.jsonl); mark 'accepted' true/false, then rerun."),

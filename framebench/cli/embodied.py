@@ -6,10 +6,11 @@ import typer
 
 
 def embodied(
-    planner: str = typer.Option(..., "--planner", help="oracle|script:FILE|hf:PATH|openai:NAME|smollm2"),
+    planner: str = typer.Option(..., "--planner", help="oracle, script:FILE, hf:PATH, openai:NAME or smollm2 "
+                                 "(framebench list planners)."),
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
-    backend: str = typer.Option("symbolic", "--backend", help="symbolic|habitat"),
+    backend: str = typer.Option("symbolic", "--backend", help="Simulator: symbolic or habitat."),
     replan_cap: int = typer.Option(25, "--replan-cap", "--max-replans", min=1,
                                    help="LLM planners: most replans (PARTNR's replanning_threshold)."),
     max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
@@ -18,6 +19,7 @@ def embodied(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
+    from embodied.planners import check_planner_spec
     from framebench.errors import UserError
 
     if backend == "habitat":
@@ -28,6 +30,7 @@ def embodied(
         return
     if backend != "symbolic":
         raise UserError(f"--backend: expected symbolic or habitat, got {backend!r}")
+    check_planner_spec(planner)
     from embodied.episodes import read_episodes
     from embodied.planners import load_planner
     from embodied.runner import run

@@ -74,7 +74,7 @@ def runs_meta(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path,
-                 meta: dict[str, Any] | None = None) -> list[Path]:
+                 meta: dict[str, Any] | None = None, viewer_url: str | None = None) -> list[Path]:
     """Compute the report and write report.json (+ report.md / report.html when the renderers
     are installed); every file is written atomically. Returns the files written. ``meta``
     (default: from the folders in ``df.attrs``) leads the report as its provenance block."""
@@ -94,21 +94,27 @@ def write_report(df: pd.DataFrame, prompts: dict[str, str], out: Path,
     except ImportError:
         pass
     else:
-        written.append(write_text_atomic(render_html(report, df, prompts), out / "report.html"))
+        written.append(write_text_atomic(render_html(report, df, prompts, viewer_url=viewer_url),
+                                          out / "report.html"))
     return written
 
 
 def score(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
     out: Path = typer.Option(..., "--out", help="Report folder (report.json, report.md, report.html)."),
+    viewer_url: str = typer.Option(None, "--viewer-url",
+                                   help="Link report.html's tables to `framebench view` served at "
+                                   "this URL, e.g. http://127.0.0.1:8765/"),
 ) -> None:
     """Score records and write the unified report."""
     from framebench.errors import UserError
 
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder")
+    if viewer_url is not None and not viewer_url.startswith(("http://", "https://", "/")):
+        raise UserError(f"--viewer-url: expected an http(s):// URL or a /path, got {viewer_url!r}")
     df, prompts = load_runs(run_dirs)
-    written = write_report(df, prompts, out)
+    written = write_report(df, prompts, out, viewer_url=viewer_url)
     import json
 
     from framebench.scoring.summary import print_summary
