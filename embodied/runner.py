@@ -126,6 +126,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
     from framebench.console import ProgressReporter
+    from framebench.paths import child_path
     from framebench.records import make_row, write_records
     from framebench.runinfo import (
         file_sha256,
@@ -170,7 +171,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
                 for (bias, level), (fields, log) in zip(pending, results, strict=True):
                     iid = item_id(episode["episode_id"], bias, level)
-                    write_json_atomic(log, out / "episodes" / f"{iid}.json")
+                    write_json_atomic(log, child_path(out / "episodes", iid, ".json"))
                     store.put(keys[iid], iid, fields)
                     done[keys[iid]] = fields
             for bias, level in VARIANTS:

@@ -42,6 +42,7 @@ def parse_framed_id(item_id: str) -> tuple[str, str, str]:
 def load_episode_file(path: str | Path) -> dict[str, Any]:
     """Read a PARTNR episode file (``.json`` or ``.json.gz``) holding ``{"episodes": [...]}``."""
     from embodied.episodes import load_episode_container
+    from framebench.paths import check_safe_name
 
     path = Path(path)
     data = load_episode_container(path)
@@ -51,6 +52,7 @@ def load_episode_file(path: str | Path) -> dict[str, Any]:
         for field in ("episode_id", "instruction"):
             if field not in episode:
                 raise UserError(f"{path}: episode {index}: missing field '{field}'")
+        check_safe_name(str(episode["episode_id"]), f"{path}: episode {index}: episode_id")
         if not isinstance(episode["instruction"], str) or not episode["instruction"].strip():
             raise UserError(f"{path}: episode {episode['episode_id']}: field 'instruction' must be a non-empty string")
     return data
