@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import csv
 import gzip
 import io
 import json
+import os
 import signal
 import sys
 from collections import Counter
@@ -23,7 +25,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
-SEED_CSV = REPO.parent / "shared" / "data" / "moralchoice" / "scenarios" / "moralchoice_high_ambiguity.csv"
+SHARED_DATA = Path(os.environ.get("FRAMEBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
+SEED_CSV = SHARED_DATA / "moralchoice" / "scenarios" / "moralchoice_high_ambiguity.csv"
 
 
 @dataclass
@@ -568,6 +571,7 @@ def ingest_id_cases() -> list[Case]:
     return [case("id_dotdot", "../../secret"), case("id_absolute", "/etc/passwd"), case("id_slash", "a/b")]
 
 
+@functools.cache
 def all_cases() -> list[Case]:
     return (item_cases() + sheet_cases() + seed_cases() + scenario_cases() + episode_cases()
             + records_cases() + stats_cases() + ingest_id_cases())
