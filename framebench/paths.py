@@ -26,3 +26,24 @@ def child_path(folder: Path, name: str, suffix: str = "") -> Path:
     if path.resolve().parent != folder.resolve():
         raise UserError(f"{folder}: {name!r} would leave the folder")
     return path
+
+
+def check_out_folder(out: Path, flag: str = "--out") -> Path:
+    """``out`` can be (or become) a folder: neither it nor a parent is an existing file."""
+    out = Path(out)
+    for candidate in (out, *out.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                shown = out if candidate == out else f"{out} (its parent {candidate})"
+                raise UserError(f"{flag} {shown}: exists and is not a folder")
+            break
+    return out
+
+
+def check_out_file(out: Path, flag: str = "--out") -> Path:
+    """``out`` can be written as a file: it is not a folder and its parent can be a folder."""
+    out = Path(out)
+    if out.is_dir():
+        raise UserError(f"{flag} {out}: is a folder; name a file")
+    check_out_folder(out.parent, flag)
+    return out

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import csv
+import functools
 import gzip
 import io
 import json

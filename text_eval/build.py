@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
+from framebench.items import validate_item, write_items
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
-from framebench.items import validate_item, write_items
 from text_eval.answer_sheets import AnswerSheet, read_sheets, write_sheets
 from text_eval.contexts import TASKS, Context, Dropped
 from text_eval.premises import ExtractiveSettings, extractive_sheets

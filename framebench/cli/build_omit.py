@@ -16,8 +16,10 @@ def omit(
     import time
 
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from text_eval.omit.pipeline import AUTHORED_FILE, build_from_authored, build_from_moralchoice
 
+    check_out_folder(out)
     if not source.is_dir():
         raise UserError(f"{source}: not a folder")
     started = time.perf_counter()

@@ -103,10 +103,9 @@ def score(
     out: Path = typer.Option(..., "--out", help="Report folder (report.json, report.md, report.html)."),
 ) -> None:
     """Score records and write the unified report."""
-    from framebench.errors import UserError
+    from framebench.paths import check_out_folder
 
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a folder")
+    check_out_folder(out)
     df, prompts = load_runs(run_dirs)
     written = write_report(df, prompts, out)
     import json
