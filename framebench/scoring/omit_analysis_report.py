@@ -7,7 +7,10 @@ import math
 import re
 from typing import Any
 
+import matplotlib
 from matplotlib.figure import Figure
+
+matplotlib.rcParams["text.parse_math"] = False  # model names are labels, never mathtext
 
 PERSONA_NAMES = {"utilitarianism": "Utilitarianism", "deontology": "Deontology", "virtue": "Virtue",
                  "care": "Care", "contractualism": "Contractualism"}
@@ -41,8 +44,10 @@ def _ckey(c: str) -> tuple[int, str]:
 def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
     align = align or "l" + "r" * (len(header) - 1)
     sep = ["---:" if a == "r" else "---" for a in align]
-    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |",
-            *("| " + " | ".join(r) + " |" for r in rows), ""]
+    from framebench.scoring.markdown import _md_cell
+
+    return ["| " + " | ".join(_md_cell(h) for h in header) + " |", "| " + " | ".join(sep) + " |",
+            *("| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows), ""]
 
 
 def _conflict_name(label: str) -> str:
@@ -79,7 +84,7 @@ def markdown(analysis: dict[str, Any]) -> str:
             by_cond.setdefault(r["condition"], []).append(r)
         for c, rs in sorted(by_cond.items(), key=lambda kv: _ckey(kv[0])):
             mean = [sum(r[k] for r in rs) / len(rs) for k in ("filtered", "random_full", "random_complement")]
-            rows.append(["**Mean**", c, *(_pc(v) for v in mean), "", ""])
+            rows.append(["Mean", c, *(_pc(v) for v in mean), "", ""])
         out += _table(["Model", "Condition", "Filtered OBR (%)", "Random-full (%)", "Random-complement (%)",
                        "n sel.", "n pool"], rows, "llrrrrr")
         if any(r["complement_with_replacement"] for r in rb["rows"]):
