@@ -229,10 +229,11 @@ def test_hostile_model_names_and_outputs_in_the_report(tmp_path):
         runs.append(str(run))
     personas = tmp_path / "personas"
     shutil.copytree(DEMO / "omit" / "personas", personas)
-    code, _, err = cli("score", *runs, "--out", str(tmp_path / "report"))
+    code, _, err = cli("score", *runs, str(personas), "--out", str(tmp_path / "report"))
     assert code == 0, err
     md = (tmp_path / "report" / "report.md").read_text()
     html = (tmp_path / "report" / "report.html").read_text()
+    assert "OMIT analyses" in md and "OMIT analyses" in html
     assert "<script>" not in md and "<script>alert" not in html
     assert "](javascript:" not in md.replace("\\](javascript:", "")
     assert 'href="javascript' not in html and 'href="http://evil' not in html
