@@ -74,10 +74,9 @@ def load_purposes(path: str | Path) -> dict[str, dict]:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such purposes file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a readable JSON file ({exc})") from None
+    from framebench.jsonl import loads_strict, read_text_strict
+
+    data = loads_strict(read_text_strict(path), f"{path}: purposes file")
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected an object {{episode_id: purposes}}")
     for episode_id, purposes in data.items():

@@ -247,9 +247,8 @@ def _read_manifest(results_dir: Path, output_dir: Path) -> dict[str, Any]:
     for folder in (results_dir, output_dir, output_dir.parent):
         path = folder / MANIFEST_FILE
         if path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise UserError(f"{path}: not a readable JSON file ({exc})") from None
+            from framebench.jsonl import loads_strict, read_text_strict
+
+            data = loads_strict(read_text_strict(path), f"{path}: manifest")
             return data if isinstance(data, dict) else {}
     return {}

@@ -418,6 +418,16 @@ def episode_cases() -> list[Case]:
         else:
             payload = _episode_file(value if isinstance(value, list) else [value])
         cases.append(case(name, payload))
+    def purposes_case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            (tmp / "eps.json.gz").write_bytes(_episode_file([{"episode_id": "7", "instruction": "Tidy up."}]))
+            (tmp / "purposes.json").write_bytes(payload)
+            return ["partnr", "frame", "--episodes", str(tmp / "eps.json.gz"), "--purposes",
+                    str(tmp / "purposes.json"), "--out", str(tmp / "out" / "framed.json.gz")]
+        return Case("episodes", f"purposes_{name}", make)
+
+    valid_purposes = json.dumps({"7": ep["info"]["purposes"]}).encode()
+    cases += [purposes_case(k, v) for k, v in byte_mutations(valid_purposes).items()]
     for name, row in list(_field_mutations(ep, ["episode_id", "instruction", "scene", "info",
                                                "evaluation_propositions"]).items()):
         cases.append(case(f"field_{name}", _episode_file([row])))
@@ -475,6 +485,21 @@ def records_cases() -> list[Case]:
 
     def drop(col):
         return lambda df: df.drop(columns=[col])
+
+    def prompts_case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            run = tmp / "run"
+            run.mkdir()
+            _records_frame().to_parquet(run / "records.parquet", index=False)
+            (run / "prompts.jsonl").write_bytes(payload)
+            return ["score", str(run), "--out", str(tmp / "out")]
+        return Case("records", f"prompts_{name}", make)
+
+    prompt = {"item_id": "c1:1", "prompt": "Is it?"}
+    cases += [prompts_case(k, v) for k, v in byte_mutations(_jsonl([prompt])).items()
+              if k not in ("empty", "whitespace_only")]
+    cases += [prompts_case("prompt_int", _jsonl([{**prompt, "prompt": 3}])),
+              prompts_case("item_id_missing", _jsonl([{"prompt": "x"}]))]
 
     from framebench import records as rec
 
