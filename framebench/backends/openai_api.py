@@ -4,7 +4,11 @@ Requests run concurrently (asyncio, at most ``concurrency`` in flight). Rate lim
 errors (5xx), timeouts, dropped connections and malformed responses are retried with exponential
 backoff plus jitter; every retry is logged (logger ``framebench.backends.openai_api``) without the
 key. The key is read from ``OPENAI_API_KEY`` only and is never logged or written; the base URL
-comes from the ``base_url`` option or ``OPENAI_BASE_URL``.
+comes from the ``base_url`` option or ``OPENAI_BASE_URL``; credentials embedded in it
+(``user:KEY@host``, ``?api_key=``) are redacted wherever the URL is recorded (fingerprint, run.json).
+The retry budget is ``FRAMEBENCH_OPENAI_MAX_RETRIES`` (default 8), ``FRAMEBENCH_OPENAI_BACKOFF``
+(first delay in seconds, default 0.5, doubling up to 30) and ``FRAMEBENCH_OPENAI_TIMEOUT`` (seconds
+per request, default 60); when it is spent the run ends with one line (exit 2) and a rerun resumes.
 """
 
 from __future__ import annotations
