@@ -103,9 +103,16 @@ def check_reuse(run_dir: str | Path, identity: dict[str, Any], force: bool = Fal
     if force:
         (run_dir / RUN_FILE).unlink(missing_ok=True)
         return
-    shown = ", ".join(f"{k} {stored[k]!r}"[:80] for k in differs)
-    raise UserError(f"{run_dir}: holds another run ({shown}); choose another --out, or pass --force "
-                    "to replace its records")
+    changes = []
+    for key in differs:
+        old, new = stored[key], identity[key]
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes += [f"{key}.{k} {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(set(old) | set(new))
+                        if old.get(k) != new.get(k)]
+        else:
+            changes.append(f"{key} {str(old)[:40]!r} -> {str(new)[:40]!r}")
+    raise UserError(f"{run_dir}: holds another run ({'; '.join(changes)}); choose another --out, or pass "
+                    "--force to replace its records")
 
 
 def _host() -> str:

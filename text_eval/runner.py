@@ -233,7 +233,6 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
     items = select_items(every, None, None, limit)
     if not items:
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
-    warn_about_selection(items_path, every, items, limit, _split(conditions))
     jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
     dataset_hash = file_sha256(items_path)
     selection = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
@@ -241,6 +240,7 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
     identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
                 "dataset_hash": dataset_hash, "selection": selection}
     check_reuse(out, identity, force)  # before any model is loaded
+    warn_about_selection(items_path, every, items, limit, _split(conditions))
 
     if backend is None:
         options: dict[str, Any] = {}

@@ -38,14 +38,14 @@ def embodied(
     from framebench.runinfo import check_reuse
 
     n_episodes = len(read_episodes(episodes))  # validate before loading any model
+    identity = run_identity(planner, episodes, replan_cap=replan_cap, partnr_compat=partnr_compat,
+                            limit=limit, max_new_tokens=max_new_tokens)
+    check_reuse(out, identity, force)
     if limit is not None and limit < n_episodes:
         from framebench.console import warn
 
         warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
              "benchmark's (use --limit for smoke tests only)")
-    identity = run_identity(planner, episodes, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                            limit=limit, max_new_tokens=max_new_tokens)
-    check_reuse(out, identity, force)
     chosen = load_planner(planner, max_new_tokens=max_new_tokens)
     run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit,
         identity=identity)
