@@ -25,16 +25,12 @@ _ENTITY_ARGS = {
 
 def load_episode_container(path: str | Path) -> dict[str, Any]:
     """The ``{"episodes": [...]}`` object of a ``.json`` or gzipped file; episodes not yet checked."""
+    from framebench.jsonl import loads_strict, read_text_strict
+
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such episode file")
-    try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        data = json.loads(raw.decode("utf-8"))
-    except (OSError, EOFError, ValueError) as exc:  # ValueError covers JSON and UTF-8 errors
-        raise UserError(f"{path}: not a readable (gzipped) JSON episode file ({exc})") from None
+    data = loads_strict(read_text_strict(path, allow_gzip=True), f"{path}: episode file")
     if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
         raise UserError(f'{path}: expected an object {{"episodes": [...]}}')
     return data
@@ -70,6 +66,7 @@ def validate_episode(ep: Any, where: str) -> None:
     eid = ep.get("episode_id")
     if not isinstance(eid, str) or not eid:
         raise _fail(where, "episode_id", "expected a non-empty string")
+    check_safe_id(eid, f"{where}: episode_id")
     where = f"{where} ({eid})"
     if not isinstance(ep.get("instruction"), str) or not ep["instruction"].strip():
         raise _fail(where, "instruction", "expected a non-empty string")
@@ -85,6 +82,10 @@ def validate_episode(ep: Any, where: str) -> None:
     for key in ("evaluation_proposition_dependencies", "evaluation_constraints"):
         if not isinstance(ep.get(key, []), list):
             raise _fail(where, key, "expected a list")
+    states = ep.get("object_states", {})
+    if not isinstance(states, dict) or not all(
+            isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in states.values()):
+        raise _fail(where, "object_states", "expected an object {state: {object: true|false}}")
     for i, dep in enumerate(ep.get("evaluation_proposition_dependencies", [])):
         field = f"evaluation_proposition_dependencies[{i}]"
         if not isinstance(dep, dict):
@@ -118,6 +119,7 @@ def validate_episode(ep: Any, where: str) -> None:
             _check_indices(indices, limit, where, f"{field}.args.proposition_indices")
             if con["type"] != "TerminalSatisfactionConstraint":
                 _arg_names_valid(args.get("arg_names"), indices, props, where, f"{field}.args.arg_names")
+    _check_acyclic(ep, where)
     info = ep.get("info")
     if not isinstance(info, dict):
         raise _fail(where, "info", "expected an object with constraint_type and purposes")
@@ -140,33 +142,103 @@ def _validate_scene(scene: Any, where: str) -> dict[str, set[str]]:
     for key in ("rooms", "furniture", "objects", "agents"):
         if not isinstance(scene.get(key), list):
             raise _fail(where, f"scene.{key}", "expected a list")
+    for i, room in enumerate(scene["rooms"]):
+        if not isinstance(room, str) or not room:
+            raise _fail(where, f"scene.rooms[{i}]", f"expected a room name (a string), got {room!r}"[:120])
     rooms = set(scene["rooms"])
+    if len(rooms) != len(scene["rooms"]):
+        raise _fail(where, "scene.rooms", "room names must be unique")
+    taken = set(rooms)
     furniture: set[str] = set()
     for i, f in enumerate(scene["furniture"]):
         field = f"scene.furniture[{i}]"
-        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-            raise _fail(where, f"{field}.name", "expected a string")
+        _check_entity(f, field, where, FURNITURE_FIELDS, taken)
         if f.get("room") not in rooms:
             raise _fail(where, f"{field}.room", f"unknown room {f.get('room')!r}")
-        pos = f.get("position")
-        if not isinstance(pos, list) or len(pos) != 2:
-            raise _fail(where, f"{field}.position", "expected [x, y]")
         if not set(f.get("receptacles", ["on"])) <= {"on", "within"}:
             raise _fail(where, f"{field}.receptacles", "expected a subset of ['on', 'within']")
         furniture.add(f["name"])
     objects: set[str] = set()
     for i, o in enumerate(scene["objects"]):
         field = f"scene.objects[{i}]"
-        if not isinstance(o, dict) or not isinstance(o.get("name"), str):
-            raise _fail(where, f"{field}.name", "expected a string")
+        _check_entity(o, field, where, OBJECT_FIELDS, taken)
         if o.get("on") not in furniture:
             raise _fail(where, f"{field}.on", f"unknown furniture {o.get('on')!r}")
         if o.get("relation", "on") not in ("on", "within"):
             raise _fail(where, f"{field}.relation", "expected on or within")
         objects.add(o["name"])
-    if not scene["agents"] or scene["agents"][0].get("room") not in rooms:
+    agents = scene["agents"]
+    if not agents or not all(isinstance(a, dict) for a in agents):
+        raise _fail(where, "scene.agents", "expected a non-empty list of agent objects")
+    for i, a in enumerate(agents):
+        _check_entity(a, f"scene.agents[{i}]", where, AGENT_FIELDS, set())
+    if agents[0].get("room") not in rooms:
         raise _fail(where, "scene.agents[0].room", "expected a known room")
     return {"room": rooms, "furniture": furniture, "object": objects, "entity": furniture | objects}
+
+
+FURNITURE_FIELDS: dict[str, Any] = {"name": str, "type": str, "room": str, "position": list[float],
+                                   "receptacles": list[str], "articulated": bool, "is_open": bool,
+                                   "components": list[str]}
+OBJECT_FIELDS: dict[str, Any] = {"name": str, "type": str, "on": str, "relation": str,
+                                 "states": dict[str, bool], "affordances": list[str]}
+AGENT_FIELDS: dict[str, Any] = {"name": str, "room": str, "position": list[float]}
+_REQUIRED_ENTITY = ("name", "type", "room", "on")
+
+
+def _check_entity(entity: Any, field: str, where: str, specs: dict[str, Any], taken: set[str]) -> None:
+    """Types of one furniture/object/agent entry; its name must be new among rooms, furniture, objects."""
+    from framebench.schema import check_fields
+
+    if not isinstance(entity, dict):
+        raise _fail(where, field, "expected an object")
+    optional = tuple(k for k in specs if k not in _REQUIRED_ENTITY)
+    check_fields(entity, specs, f"{where}: {field}", optional=optional, allow_extra=True)
+    if "position" in entity and len(entity["position"]) != 2:
+        raise _fail(where, f"{field}.position", "expected [x, y]")
+    if not entity["name"]:
+        raise _fail(where, f"{field}.name", "expected a non-empty string")
+    if entity["name"] in taken:
+        raise _fail(where, f"{field}.name", f"duplicate name {entity['name']!r}")
+    taken.add(entity["name"])
+
+
+def _check_acyclic(ep: dict[str, Any], where: str) -> None:
+    """Dependencies and temporal constraints together must order the propositions (no cycle)."""
+    edges: set[tuple[int, int]] = set()
+    for dep in ep.get("evaluation_proposition_dependencies", []):
+        edges |= {(d, p) for d in dep["depends_on"] for p in dep["proposition_indices"]}
+    for con in ep.get("evaluation_constraints", []):
+        if con["type"] == "TemporalConstraint":
+            edges |= {(a, b) for a, b in con.get("args", {}).get("dag_edges", [])}
+    graph: dict[int, set[int]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    state: dict[int, int] = {}  # 1 = on the current path, 2 = done
+    for start in list(graph):
+        if state.get(start):
+            continue
+        stack = [(start, iter(graph.get(start, ())))]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                raise _fail(where, "evaluation_proposition_dependencies/evaluation_constraints",
+                            f"propositions {node} and {child} depend on each other (a cycle)")
+            elif not state.get(child):
+                state[child] = 1
+                stack.append((child, iter(graph.get(child, ()))))
+
+
+def check_safe_id(value: str, where: str) -> str:
+    """An id that will name files: letters, digits and ``_ - . : @ +``, not starting with a dot."""
+    from framebench.paths import check_safe_name
+
+    return check_safe_name(value, where)
 
 
 def _validate_proposition(prop: Any, field: str, where: str, names: dict[str, set[str]],

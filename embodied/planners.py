@@ -15,7 +15,6 @@ prompt length for small local models the chat keeps the task message and the las
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -97,20 +96,17 @@ class ScriptPlanner(PlanPlanner):
     def __init__(self, path: str):
         self.spec = f"script:{path}"
         file = Path(path)
-        try:
-            raw = file.read_bytes()
-            scripts = json.loads(raw)
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read the script file ({exc.strerror})") from None
-        except ValueError as exc:
-            raise UserError(f"{path}: not valid JSON ({exc})") from None
+        from framebench.jsonl import loads_strict, read_text_strict
+
+        text = read_text_strict(file)
+        scripts = loads_strict(text, f"{path}: script file")
         if not isinstance(scripts, dict):
             raise UserError(f"{path}: expected an object {{episode_id: [actions]}}")
         for eid, actions in scripts.items():
             if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
                 raise UserError(f"{path}: episode {eid!r}: expected a list of action strings")
         self.scripts = scripts
-        self._hash = hashlib.sha256(raw).hexdigest()[:16]
+        self._hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
 
     def fingerprint(self) -> str:
         return f"script-{self._hash}"

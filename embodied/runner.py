@@ -20,7 +20,6 @@ run.json names the evaluation mode (``evaluation``) and counts such variants (``
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -137,10 +136,19 @@ def run_variant(episode: dict[str, Any], bias: str, level: str, planner: Planner
     return run_variants(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
 
 
+def run_identity(planner: str, episodes_file: Path, **settings: Any) -> dict[str, Any]:
+    """What makes two invocations the same run (compared before a planner is loaded)."""
+    from framebench.runinfo import file_sha256
+
+    return {"model": planner, "dataset_hash": file_sha256(episodes_file), "selection": settings}
+
+
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
-        partnr_compat: bool = False, progress: bool = True, limit: int | None = None) -> Path:
+        partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
+        identity: dict[str, Any] | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
     from framebench.console import ProgressReporter
+    from framebench.paths import child_path
     from framebench.records import make_row, write_records
     from framebench.runinfo import (
         file_sha256,
@@ -149,7 +157,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
         write_run_info,
         write_text_atomic,
     )
-    from framebench.store import ResultStore, result_key
+    from framebench.store import ResultStore, result_key, sha256, stable_json
 
     episodes = read_episodes(episodes_file)[:limit]
     started = now_iso()
@@ -157,8 +165,10 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
     (out / "episodes").mkdir(exist_ok=True)
     settings = {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
                 **planner.settings()}
-    run_id = f"embodied-{uuid.uuid4().hex[:12]}"
     fingerprint = planner.fingerprint()
+    dataset_hash = file_sha256(episodes_file)
+    # stable across resumes: the same planner, episodes and settings give the same run id
+    run_id = f"embodied-{sha256(stable_json([fingerprint, dataset_hash, settings, limit]))[:12]}"
     rows, prompts, errors = [], [], 0
     reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
@@ -185,7 +195,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
                 for (bias, level), (fields, log) in zip(pending, results, strict=True):
                     iid = item_id(episode["episode_id"], bias, level)
-                    write_json_atomic(log, out / "episodes" / f"{iid}.json")
+                    write_json_atomic(log, child_path(out / "episodes", iid, ".json"))
                     store.put(keys[iid], iid, fields)
                     done[keys[iid]] = fields
             for bias, level in VARIANTS:
@@ -203,7 +213,9 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
     write_records(rows, out)
     write_text_atomic("".join(json.dumps(p) + "\n" for p in prompts), out / "prompts.jsonl")
     write_run_info(out, run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
-                   dataset_hash=file_sha256(episodes_file), started=started, suite="embodied",
+                   dataset_hash=dataset_hash, started=started, suite="embodied",
+                   identity=identity or run_identity(planner.spec, episodes_file, replan_cap=replan_cap,
+                                                     partnr_compat=partnr_compat, limit=limit),
                    backend="symbolic", n_episodes=len(episodes), n_variants=len(rows),
                    evaluation=evaluation_mode(partnr_compat), evaluation_errors=errors,
                    note="sim_steps come from the symbolic cost model; not comparable to Habitat's")

@@ -230,8 +230,52 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
         if bad.any():
             row = int(bad.to_numpy().argmax())
             raise RecordsError(f"{source}: row {row}: column '{col}' must be a boolean")
+    _check_agreement(df, source)
     pc = pd.to_numeric(df["percent_complete"], errors="coerce")
     bad = df["percent_complete"].notna() & ~pc.between(0.0, 1.0)
     if bad.any():
         row = int(bad.to_numpy().argmax())
         raise RecordsError(f"{source}: row {row}: column 'percent_complete' must lie in [0, 1]")
+
+
+# which tasks, formats, golds and answers each suite's rows may have
+SUITE_TASKS = {"framingqa": ("law_issue_spotting", "law_hearsay", "finance", "medicine"), "omit": ("omit",),
+               "embodied": ("robotics",)}
+SUITE_FORMATS = {"framingqa": ("binary", "mc"), "omit": ("binary",), "embodied": ("episode",)}
+FORMAT_ANSWERS = {"binary": BINARY_ANSWERS, "mc": MC_ANSWERS, "episode": ()}
+NON_EMPTY = ("run_id", "model", "context_id", "item_id")
+
+
+def _first_bad(source: str, bad: pd.Series, message: str) -> None:
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise RecordsError(f"{source}: row {row}: {message}")
+
+
+def _check_agreement(df: pd.DataFrame, source: str) -> None:
+    """Rows agree with themselves: suite/task/format, OMIT frame+condition, gold/answer per format."""
+    for col in NON_EMPTY:
+        _first_bad(source, df[col].astype(str).str.strip() == "", f"column '{col}' is empty")
+    suite, task, fmt = df["suite"], df["task"], df["format"]
+    ok_task = pd.Series(False, index=df.index)
+    ok_format = pd.Series(False, index=df.index)
+    for name, tasks in SUITE_TASKS.items():
+        ok_task |= (suite == name) & task.isin(tasks)
+        ok_format |= (suite == name) & fmt.isin(SUITE_FORMATS[name])
+    _first_bad(source, ~ok_task, "column 'task' does not belong to the row's suite "
+               + "; ".join(f"{k}: {', '.join(v)}" for k, v in SUITE_TASKS.items()))
+    _first_bad(source, ~ok_format, "column 'format' does not fit the row's suite "
+               + "; ".join(f"{k}: {', '.join(v)}" for k, v in SUITE_FORMATS.items()))
+    frame, cond = df["frame"].fillna(""), df["condition"].fillna("")
+    omit = suite == "omit"
+    _first_bad(source, omit & ~frame.isin(("action", "omission")), "OMIT rows need frame action or omission")
+    _first_bad(source, omit & (cond == ""), "OMIT rows need a condition (M0, M1, ...)")
+    _first_bad(source, ~omit & ((frame != "") | (cond != "")), "only OMIT rows have a frame and a condition")
+    gold, answer = df["gold"].fillna(""), df["answer"].fillna("")
+    for name, allowed in FORMAT_ANSWERS.items():
+        rows = fmt == name
+        gold_ok = gold.isin(allowed) | (omit & (gold == "")) if allowed else gold == ""
+        _first_bad(source, rows & ~gold_ok, f"column 'gold' must be one of {', '.join(allowed) or '(empty)'} "
+                   f"for {name} rows")
+        _first_bad(source, rows & ~(answer.isin(allowed) | (answer == "")),
+                   f"column 'answer' must be one of {', '.join(allowed) or '(empty)'} for {name} rows")

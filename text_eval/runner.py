@@ -222,16 +222,25 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
              formats: Sequence[str] | None = None, limit: int | None = None,
              batch_size: int | str = "auto", concurrency: int = 8,
              conditions: Sequence[str] | None = None, progress: bool = True,
-             backend: Backend | None = None, base_url: str | None = None) -> RunSummary:
+             backend: Backend | None = None, base_url: str | None = None, force: bool = False) -> RunSummary:
+    from framebench.paths import check_out_folder
+    from framebench.runinfo import check_reuse
+
     started, t0 = now_iso(), time.perf_counter()
-    data, out = Path(data), Path(out)
+    data, out = Path(data), check_out_folder(Path(out))
     items_path = data / ITEMS_FILE if data.is_dir() else data
     every = select_items(read_items(items_path), tasks, formats, None)
     items = select_items(every, None, None, limit)
     if not items:
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
-    warn_about_selection(items_path, every, items, limit, _split(conditions))
     jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
+    dataset_hash = file_sha256(items_path)
+    selection = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
+                 "conditions": sorted({j.condition.name for j in jobs if j.condition is not None})}
+    identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
+                "dataset_hash": dataset_hash, "selection": selection}
+    check_reuse(out, identity, force)  # before any model is loaded
+    warn_about_selection(items_path, every, items, limit, _split(conditions))
 
     if backend is None:
         options: dict[str, Any] = {}
@@ -245,10 +254,7 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         backend = load_backend(model, **options)
     spec = backend.spec
     fingerprint = backend.fingerprint()
-    dataset_hash = file_sha256(items_path)
     decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
-    selection = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
-                 "conditions": sorted({j.condition.name for j in jobs if j.condition is not None})}
     run_id = f"{_model_slug(spec)}-{sha256(stable_json([fingerprint, dataset_hash, selection, decodings]))[:12]}"
 
     for job in jobs:
@@ -292,6 +298,6 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         dataset_hash=dataset_hash, started=started,
         chat_template_hash=info.get("chat_template_hash", ""), backend=info,
         data=str(items_path), selection=selection, n_records=len(rows), n_generated=len(pending),
-        n_from_store=n_cached, parse_counts=parse_counts, seconds=round(seconds, 3),
+        n_from_store=n_cached, parse_counts=parse_counts, seconds=round(seconds, 3), identity=identity,
     )
     return RunSummary(out, run_id, len(rows), len(pending), n_cached, parse_counts, seconds)

@@ -23,9 +23,11 @@ def framingqa(
 ) -> None:
     """Build FramingQA items (Table 7 variants) for law, hearsay, finance and medicine."""
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from text_eval.build import BuildOptions, build
     from text_eval.premises import ExtractiveSettings
 
+    check_out_folder(out)
     if max_evidence < 1:
         raise UserError("--max-evidence must be at least 1")
     backend = None

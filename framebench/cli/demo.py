@@ -50,8 +50,13 @@ def demo(
     from framebench.cli import app
     from framebench.console import console as make_console
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
 
     console = make_console()
+    for folder in (out, out / "runs", out / "report"):
+        check_out_folder(folder)  # before any model is loaded
+    for _title, args in demo_steps(out, model, planner_replans):
+        check_out_folder(Path(args[args.index("--out") + 1]))
     if not DEMO.exists():
         raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()

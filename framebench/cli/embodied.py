@@ -17,10 +17,14 @@ def embodied(
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
+    force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from embodied.planners import check_planner_spec
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
+
+    check_out_folder(out)
 
     if backend == "habitat":
         from partnr_adapters.habitat_backend import run_habitat
@@ -33,16 +37,21 @@ def embodied(
     check_planner_spec(planner)
     from embodied.episodes import read_episodes
     from embodied.planners import load_planner
-    from embodied.runner import run
+    from embodied.runner import run, run_identity
+    from framebench.runinfo import check_reuse
 
     n_episodes = len(read_episodes(episodes))  # validate before loading any model
+    identity = run_identity(planner, episodes, replan_cap=replan_cap, partnr_compat=partnr_compat,
+                            limit=limit, max_new_tokens=max_new_tokens)
+    check_reuse(out, identity, force)
     if limit is not None and limit < n_episodes:
         from framebench.console import warn
 
         warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
              "benchmark's (use --limit for smoke tests only)")
     chosen = load_planner(planner, max_new_tokens=max_new_tokens)
-    run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit)
+    run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit,
+        identity=identity)
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 

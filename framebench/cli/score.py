@@ -17,23 +17,18 @@ DUPLICATE_KEY = ["model", "suite", "item_id", "condition", "frame"]
 
 def read_prompts(run_dir: Path) -> dict[str, str]:
     """``item_id -> prompt`` from ``run_dir/prompts.jsonl`` when present (else empty)."""
-    import json
 
     from framebench.errors import UserError
+    from framebench.jsonl import iter_jsonl
 
     path = run_dir / PROMPTS_FILE
     prompts: dict[str, str] = {}
     if not path.exists():
         return prompts
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-                prompts[str(entry["item_id"])] = str(entry["prompt"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UserError(f"{path}: line {number}: not a {{item_id, prompt}} object ({exc})") from None
+    for number, entry in iter_jsonl(path, "prompt entry"):
+        if not isinstance(entry.get("item_id"), str) or not isinstance(entry.get("prompt"), str):
+            raise UserError(f"{path}: line {number}: expected {{\"item_id\": str, \"prompt\": str}}")
+        prompts[entry["item_id"]] = entry["prompt"]
     return prompts
 
 
@@ -108,9 +103,9 @@ def score(
 ) -> None:
     """Score records and write the unified report."""
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
 
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a folder")
+    check_out_folder(out)
     if viewer_url is not None and not viewer_url.startswith(("http://", "https://", "/")):
         raise UserError(f"--viewer-url: expected an http(s):// URL or a /path, got {viewer_url!r}")
     df, prompts = load_runs(run_dirs)

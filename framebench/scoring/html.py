@@ -239,7 +239,9 @@ def _analysis_html(report: Mapping[str, Any]) -> markupsafe.Markup | None:
         return None
     from markdown_it import MarkdownIt
 
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    # data never becomes a live link or image: those rules are off, raw HTML is escaped
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table").disable(
+        ["link", "image", "autolink", "reference"])
     return markupsafe.Markup(renderer.render(text))  # noqa: S704  (html=False escapes input)
 
 

@@ -490,13 +490,15 @@ def omit_analysis_markdown(report: Mapping[str, Any]) -> str | None:
 def _md_cell(text: str) -> str:
     """A table cell: pipes and backslashes escaped, no line breaks, no raw HTML (names come from
     data and model specs, and Markdown viewers would render tags)."""
-    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    for char in "[]`":  # no links or code spans made of data
+        text = text.replace(char, "\\" + char)
     # "<" before a digit ("<0.1") cannot open an HTML tag, so it stays readable in the raw file
     return re.sub(r"<(?!\d)", "&lt;", text).replace(">", "&gt;")
 
 
 def table_markdown(table: Table) -> str:
-    lines = [f"### {table.title}", "", f"_{table.caption}_", ""]
+    lines = [f"### {_md_cell(table.title)}", "", f"_{_md_cell(table.caption)}_", ""]
     lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
     lines.append("|" + "|".join("---:" if numeric_column(table, i) else "---"
                                 for i in range(len(table.header))) + "|")
