@@ -29,15 +29,25 @@ class SymbolicSimulator:
 
     def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
             partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
-            progress: bool = True) -> Path:
+            progress: bool = True, force: bool = False) -> Path:
         from embodied.episodes import read_episodes
-        from embodied.planners import load_planner
-        from embodied.runner import run
+        from embodied.planners import check_planner_spec, load_planner
+        from embodied.runner import run, run_identity
+        from framebench.runinfo import check_reuse
 
-        read_episodes(episodes)  # validate before loading any model
+        check_planner_spec(planner)
+        n_episodes = len(read_episodes(episodes))  # validate before loading any model
+        identity = run_identity(planner, episodes, replan_cap=replan_cap, partnr_compat=partnr_compat,
+                                limit=limit, max_new_tokens=max_new_tokens)
+        check_reuse(out, identity, force)
+        if limit is not None and limit < n_episodes:
+            from framebench.console import warn
+
+            warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
+                 "benchmark's (use --limit for smoke tests only)")
         chosen = load_planner(planner, max_new_tokens=max_new_tokens, model_args=model_args)
         return run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                   limit=limit, progress=progress)
+                   limit=limit, progress=progress, identity=identity)
 
 
 ORACLE = Engine("oracle", "planner", _oracle, arg="none",

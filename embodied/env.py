@@ -6,7 +6,8 @@ state (Rearrange records two: after the pick and after the place), mirroring PAR
 tracker at skill granularity; ``reset`` records the initial state and ending the episode (Done, the
 sim-step limit, or ``finish()``) records the extra final state PARTNR's runner forces.
 
-Reward is the change in percent complete; ``terminated`` on ``Done[]``; ``truncated`` once the sim
+Reward is the change in percent complete; ``terminated`` on ``Done[]`` and (``partnr_compat``) when
+PARTNR's evaluator would have raised (``info["evaluation_error"]``); ``truncated`` once the sim
 steps reach ``max_sim_steps`` (PARTNR's 20,000).
 """
 
@@ -58,7 +59,8 @@ class SymbolicPartnrEnv(gym.Env):
             self.episode = self.episodes[int(options["episode_index"])]
         else:
             self.episode = self.episodes[int(self.np_random.integers(len(self.episodes)))]
-        self.world = World(self.episode["scene"], self.episode.get("object_states"))
+        self.world = World(self.episode["scene"], self.episode.get("object_states"),
+                           partnr_compat=self.partnr_compat)
         self.tracker = PropositionTracker(self.episode, partnr_compat=self.partnr_compat)
         self.sim_steps = 0
         self.finished = False
@@ -79,7 +81,9 @@ class SymbolicPartnrEnv(gym.Env):
             response, terminated = "Done", True
         else:
             response = self.execute(parsed)
-        if self.sim_steps >= self.max_sim_steps:
+        if self.tracker.error is not None:  # compat: PARTNR's evaluator raised, its episode ends here
+            terminated = True
+        elif self.sim_steps >= self.max_sim_steps:
             truncated = not terminated
         if terminated or truncated:
             self.finish()
@@ -108,12 +112,14 @@ class SymbolicPartnrEnv(gym.Env):
 
     def metrics(self) -> dict[str, Any]:
         percent = self.tracker.percent_complete()
-        return {"percent_complete": percent, "success": percent == 1.0, "sim_steps": self.sim_steps}
+        return {"percent_complete": percent, "success": percent == 1.0, "sim_steps": self.sim_steps,
+                "evaluation_error": self.tracker.error}
 
     def _info(self, response: str) -> dict[str, Any]:
         percent = self.tracker.percent_complete()
         return {"response": response, "percent_complete": percent, "success": percent == 1.0,
-                "sim_steps": self.sim_steps, "episode_id": self.episode["episode_id"]}
+                "sim_steps": self.sim_steps, "episode_id": self.episode["episode_id"],
+                "evaluation_error": self.tracker.error}
 
 
 if ENV_ID not in gym.registry:

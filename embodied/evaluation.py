@@ -9,14 +9,21 @@ tracker in ``measures.py`` (see ``../shared/notes/partnr-habitat.md`` §2):
 * constraints return per-proposition validity; percent complete is the mean of
   (ever satisfied AND valid under every constraint) over the unrolled propositions.
 
-``partnr_compat=True`` reproduces PARTNR's two known quirks (default off):
+``partnr_compat=True`` reproduces PARTNR's evaluation quirks (default off; the full list with
+examples is in ``datasets/robotics.md``). Here:
 
 * Q1: Same/DifferentArg compare satisfying values with "iterables intersect", and a Python ``str``
   is an iterable of characters, so two different handles usually "match";
 * Q2: when a proposition with ``number=n`` is unrolled, dependencies gating it get the loop counter
-  ``i`` (1..n-1) appended instead of the new copy's index.
+  ``i`` (1..n-1) appended instead of the new copy's index;
+* quirk 3: Same/DifferentArg naming ``*args_<i>`` (``is_clustered``) raise in PARTNR once two of
+  their propositions are satisfied (it looks the literal key up in the info). The tracker records
+  that as an ``evaluation_error``: the episode ends there and scores 0, as a crashed PARTNR episode
+  is ingested. (Quirks 1 and 2 are in the predicates, ``embodied.world``.)
 
-With the switch off, strings are compared as whole values and dependencies gate the copies.
+With the switch off, strings are compared as whole values, dependencies gate the copies and
+``*args_<i>`` picks group i of the satisfying cluster. In both modes satisfying values are looked up
+only when two or more propositions of a constraint are satisfied, as PARTNR does.
 """
 
 from __future__ import annotations
@@ -34,6 +41,23 @@ CONSTRAINT_TYPES = (
     "TemporalConstraint", "TerminalSatisfactionConstraint", "SameArgConstraint", "DifferentArgConstraint",
 )
 STAR_ARGS = "*args"
+MODE_INTENDED = "intended"
+MODE_COMPAT = "partnr-compat"
+MODE_HABITAT = "partnr-habitat"  # records ingested from PARTNR itself: its evaluator, all its quirks
+EVALUATION_MODES = {
+    MODE_INTENDED: "symbolic simulator, intended semantics (PARTNR's README and docstrings)",
+    MODE_COMPAT: "symbolic simulator, --partnr-compat: PARTNR's evaluation quirks reproduced",
+    MODE_HABITAT: "PARTNR's own evaluator in Habitat: the scores carry PARTNR's evaluation quirks",
+}
+
+
+def evaluation_mode(partnr_compat: bool) -> str:
+    """The name run.json and the report use for a symbolic run's evaluation semantics."""
+    return MODE_COMPAT if partnr_compat else MODE_INTENDED
+
+
+class EvaluationError(Exception):
+    """PARTNR's evaluator would raise here (compat mode): the episode ends as crashed."""
 
 
 @dataclass
@@ -160,22 +184,27 @@ class _ArgConstraint(Constraint):
             raise ValueError(f"{self.type_name}: proposition_indices and arg_names differ in length")
         self.arg_names = dict(zip(self.indices, names, strict=True))
 
-    def _ordered_values(self, states, satisfied_at) -> list[tuple[int, Any]]:
+    def _ordered_values(self, states, satisfied_at, partnr_compat: bool) -> list[tuple[int, Any]]:
+        """(proposition, satisfying value) in order of first satisfaction; empty when fewer than two
+        are satisfied: there is nothing to compare, and (as upstream) no value is looked up."""
         done = [(satisfied_at[i], i) for i in self.indices if satisfied_at[i] != -1]
+        if len(done) < 2:
+            return []
         done.sort(key=lambda t: t[0])  # stable: ties keep list order, as upstream
-        out = []
-        for at, idx in done:
-            out.append((idx, satisfying_value(states[at][idx], self.arg_names[idx], idx)))
-        return out
+        return [(idx, satisfying_value(states[at][idx], self.arg_names[idx], idx, partnr_compat))
+                for at, idx in done]
 
 
-def satisfying_value(result: PropositionResult, arg_name: str, idx: int) -> Any:
+def satisfying_value(result: PropositionResult, arg_name: str, idx: int, partnr_compat: bool = False) -> Any:
+    """The value of ``arg_name`` that satisfied proposition ``idx``; ``*args_<i>`` is group i of
+    ``info["*args"]``. Under ``partnr_compat`` a ``*args_<i>`` name raises ``EvaluationError``
+    (quirk 3: PARTNR requires the literal key ``*args_<i>`` in the info, which is never there)."""
     if arg_name.startswith(STAR_ARGS):
-        if STAR_ARGS not in result.info:
-            raise ValueError(f"arg {arg_name!r} missing from proposition {idx} info")
+        if partnr_compat or STAR_ARGS not in result.info:
+            raise EvaluationError(f"Arg `{arg_name}` missing from proposition {idx} info dict.")
         return result.info[STAR_ARGS][int(arg_name.split("_")[-1])]
     if arg_name not in result.info:
-        raise ValueError(f"arg {arg_name!r} missing from proposition {idx} info")
+        raise EvaluationError(f"Arg `{arg_name}` missing from proposition {idx} info dict.")
     return result.info[arg_name]
 
 
@@ -194,8 +223,8 @@ class SameArgConstraint(_ArgConstraint):
         valid = [True] * len(satisfied_at)
         if not states:
             return valid
-        values = self._ordered_values(states, satisfied_at)
-        if len(values) < 2:
+        values = self._ordered_values(states, satisfied_at, partnr_compat)
+        if not values:
             return valid
         reference = values[0][1]
         for idx, value in values[1:]:
@@ -221,7 +250,7 @@ class DifferentArgConstraint(_ArgConstraint):
         valid = [True] * len(satisfied_at)
         if not states:
             return valid
-        values = self._ordered_values(states, satisfied_at)
+        values = self._ordered_values(states, satisfied_at, partnr_compat)
         seen: list[Any] = []
         for k, (idx, value) in enumerate(values):
             if k > 0 and any(values_match(value, s, partnr_compat) for s in seen):
@@ -303,7 +332,11 @@ Evaluator = Callable[[dict[str, Any]], PropositionResult]
 
 
 class PropositionTracker:
-    """PARTNR's per-step tracker over one episode's propositions, dependencies and constraints."""
+    """PARTNR's per-step tracker over one episode's propositions, dependencies and constraints.
+
+    Under ``partnr_compat`` the constraints are evaluated after every recorded state, as PARTNR's
+    measures are; the first ``EvaluationError`` is kept in ``error``, later updates are ignored (the
+    PARTNR episode would have crashed there) and percent complete is 0."""
 
     def __init__(self, episode: dict[str, Any], partnr_compat: bool = False):
         self.partnr_compat = partnr_compat
@@ -313,6 +346,7 @@ class PropositionTracker:
         self.propositions, self.dependencies, self.constraints = unroll(props, deps, cons, partnr_compat)
         self.satisfied_at = [-1] * len(self.propositions)
         self.states: list[State] = []
+        self.error: str | None = None
 
     def props_to_check(self) -> set[int]:
         check = set(range(len(self.propositions)))
@@ -321,8 +355,11 @@ class PropositionTracker:
                 check.difference_update(dep.proposition_indices)
         return check
 
-    def update(self, evaluate: Evaluator) -> State:
-        """Record one state: evaluate checked propositions with ``evaluate``, gate the rest."""
+    def update(self, evaluate: Evaluator) -> State | None:
+        """Record one state: evaluate checked propositions with ``evaluate``, gate the rest.
+        Returns None (and records nothing) once an evaluation error ended the episode."""
+        if self.error is not None:
+            return None
         check = self.props_to_check()
         state: State = []
         for idx, prop in enumerate(self.propositions):
@@ -334,21 +371,30 @@ class PropositionTracker:
             if result.is_satisfied and self.satisfied_at[idx] == -1:
                 self.satisfied_at[idx] = len(self.states)
         self.states.append(state)
+        if self.partnr_compat:
+            try:
+                self.constraint_matrix()
+            except EvaluationError as exc:
+                self.error = f"state {len(self.states) - 1}: {exc}"
         return state
 
     def constraint_matrix(self) -> list[list[bool]]:
         return [c(self.states, self.satisfied_at, self.partnr_compat) for c in self.constraints]
 
     def percent_complete(self) -> float:
+        if self.error is not None:
+            return 0.0
         return percent_complete(self.satisfied_at, self.constraint_matrix())
 
     def log(self) -> dict[str, Any]:
         return {
             "propositions": self.propositions,
             "proposition_satisfied_at": list(self.satisfied_at),
-            "constraint_satisfaction": self.constraint_matrix(),
+            "constraint_satisfaction": None if self.error is not None else self.constraint_matrix(),
             "constraints": [c.to_json() for c in self.constraints],
             "percent_complete": self.percent_complete(),
+            "evaluation_mode": evaluation_mode(self.partnr_compat),
+            "evaluation_error": self.error,
         }
 
 

@@ -15,7 +15,6 @@ prompt length for small local models the chat keeps the task message and the las
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -97,20 +96,17 @@ class ScriptPlanner(PlanPlanner):
     def __init__(self, path: str):
         self.spec = f"script:{path}"
         file = Path(path)
-        try:
-            raw = file.read_bytes()
-            scripts = json.loads(raw)
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read the script file ({exc.strerror})") from None
-        except ValueError as exc:
-            raise UserError(f"{path}: not valid JSON ({exc})") from None
+        from framebench.jsonl import loads_strict, read_text_strict
+
+        text = read_text_strict(file)
+        scripts = loads_strict(text, f"{path}: script file")
         if not isinstance(scripts, dict):
             raise UserError(f"{path}: expected an object {{episode_id: [actions]}}")
         for eid, actions in scripts.items():
             if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
                 raise UserError(f"{path}: episode {eid!r}: expected a list of action strings")
         self.scripts = scripts
-        self._hash = hashlib.sha256(raw).hexdigest()[:16]
+        self._hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
 
     def fingerprint(self) -> str:
         return f"script-{self._hash}"
@@ -175,12 +171,36 @@ def _trim_reply(text: str) -> str:
     return "\n".join(lines) or text.strip()
 
 
+def planner_specs() -> str:
+    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, openai:<model> or
+    smollm2": the registered planner engines, then the model engines that can plan."""
+    from framebench.registry import engines_of
+
+    usages = [e.usage() for e in engines_of("planner").values()]
+    usages += [e.usage() for e in engines_of("model").values() if e.plans]
+    return ", ".join(usages[:-1]) + " or " + usages[-1]
+
+
+def check_planner_spec(spec: str) -> None:
+    """Reject a spec no planner answers to, in one line listing every planner spec."""
+    from framebench.registry import engines_of
+
+    kind, colon, arg = spec.partition(":")
+    engine = engines_of("planner").get(kind) or engines_of("model").get(kind)
+    if engine is not None and not engine.plans:
+        raise UserError(f"--planner {spec!r}: {kind} models only answer Yes/No and cannot plan; "
+                        f"use {planner_specs()}")
+    if engine is None or (engine.arg == "required" and not arg) or (engine.arg == "none" and colon):
+        raise UserError(f"unknown planner spec {spec!r}: use {planner_specs()}")
+
+
 def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8,
                  model_args: dict[str, Any] | None = None) -> Planner:
     """A registered planner engine (``oracle``, ``script:FILE``, ...), or any model spec wrapped
     in the LLM planner (``model_args``: that model engine's options)."""
     from framebench.registry import build_engine, engines_of
 
+    check_planner_spec(spec)
     if spec.partition(":")[0] in engines_of("planner"):
         if model_args:
             raise UserError(f"--model-arg: planner {spec!r} runs no model")

@@ -11,6 +11,10 @@ run resumes.
 ``Done[]`` call included. With replan cap T (PARTNR's ``replanning_threshold``) a variant makes at
 most T + 1 calls, so ``replans <= T + 1``. Oracle and script planners make no LLM calls; their
 records hold ``replans = null`` (shown as n/a), never their action count.
+
+Under ``--partnr-compat`` a variant also ends where PARTNR's evaluator would raise (quirk 3); it is
+recorded as PARTNR ingest records a crashed episode (percent complete 0, output ``[crashed] ...``).
+run.json names the evaluation mode (``evaluation``) and counts such variants (``evaluation_errors``).
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from typing import Any
 
 from embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
 from embodied.episodes import read_episodes
+from embodied.evaluation import evaluation_mode
 from embodied.framing import VARIANTS, frame_instruction, variant_name
 from embodied.planners import Planner
 from embodied.skills import parse_action
 
 DEFAULT_REPLAN_CAP = 25
+EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would have raised (compat mode)
 
 
 def item_id(episode_id: str, bias: str, level: str) -> str:
@@ -55,6 +61,8 @@ class _Variant:
         self.steps: list[dict[str, Any]] = []
         self.result: str | None = None
         self.replans, self.output, self.end = 0, "", ""
+        if self.env.tracker.error is not None:  # compat: PARTNR's evaluator raised on the first state
+            self.end = EVALUATION_ERROR
 
     def apply(self, text: str, prompt: Any, uses_cap: bool, replan_cap: int, max_sim_steps: int) -> None:
         env = self.env
@@ -76,15 +84,20 @@ class _Variant:
             self.result, entry["action"] = env.execute(action), f"{action.tool}[{action.args}]"
         entry.update(result=self.result, sim_steps=env.sim_steps - sim_before,
                      state_change=_changes(before, env.world.snapshot()))
-        if env.sim_steps >= max_sim_steps:
+        if env.tracker.error is not None:
+            self.end = EVALUATION_ERROR
+        elif env.sim_steps >= max_sim_steps:
             self.end = "sim_step_limit"
 
     def finish(self, episode: dict[str, Any], planner: Planner) -> tuple[dict[str, Any], dict[str, Any]]:
         self.env.finish()
         metrics = self.env.metrics()
+        error = metrics["evaluation_error"]
+        # as a crashed PARTNR episode is ingested: scores 0, output starts with [crashed]
+        output = self.output if error is None else f"[crashed] {error}\n{self.output}".rstrip("\n")
         fields = {"percent_complete": float(metrics["percent_complete"]), "success": bool(metrics["success"]),
-                  "sim_steps": int(metrics["sim_steps"]), "replans": self.replans, "output": self.output,
-                  "end": self.end}
+                  "sim_steps": int(metrics["sim_steps"]), "replans": self.replans, "output": output,
+                  "end": self.end, "evaluation_error": error}
         log = {"episode_id": episode["episode_id"], "bias": self.bias, "level": self.level,
                "instruction": self.instruction, "planner": planner.spec, "steps": self.steps, "end": self.end,
                "metrics": fields, "evaluation": self.env.tracker.log()}
@@ -100,7 +113,9 @@ def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], plann
     ``on_round(decisions, finished)`` fires after every round: the planner decisions it made and
     the variants that ended in it (for live progress)."""
     runs = [_Variant(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
-    active = list(runs)
+    active = [r for r in runs if not r.end]
+    if on_round is not None and len(active) < len(runs):  # ended on the first state (compat error)
+        on_round(0, len(runs) - len(active))
     while active:
         decisions = planner.decide([r.session for r in active], [r.result for r in active],
                                    [r.env.world.describe_objects() for r in active])
@@ -120,11 +135,20 @@ def run_variant(episode: dict[str, Any], bias: str, level: str, planner: Planner
     return run_variants(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
 
 
+def run_identity(planner: str, episodes_file: Path, **settings: Any) -> dict[str, Any]:
+    """What makes two invocations the same run (compared before a planner is loaded)."""
+    from framebench.runinfo import file_sha256
+
+    return {"model": planner, "dataset_hash": file_sha256(episodes_file), "selection": settings}
+
+
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
-        partnr_compat: bool = False, progress: bool = True, limit: int | None = None) -> Path:
+        partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
+        identity: dict[str, Any] | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
     from embodied.suite import episode_row
     from framebench.console import ProgressReporter
+    from framebench.paths import child_path
     from framebench.runinfo import file_sha256, now_iso, write_json_atomic
     from framebench.runs import EPISODE_LOGS, RunInfo, run_id_for, write_run
     from framebench.store import ResultStore, result_key
@@ -137,8 +161,9 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 **planner.settings()}
     fingerprint = planner.fingerprint()
     dataset_hash = file_sha256(episodes_file)
+    # stable across resumes: the same planner, episodes and settings give the same run id
     run_id = run_id_for(planner.spec, [fingerprint, dataset_hash, {"limit": limit}, settings])
-    rows, prompts = [], []
+    rows, prompts, errors = [], [], 0
     reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
     decisions = 0
@@ -164,12 +189,13 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
                 results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
                 for (bias, level), (fields, log) in zip(pending, results, strict=True):
                     iid = item_id(episode["episode_id"], bias, level)
-                    write_json_atomic(log, out / EPISODE_LOGS / f"{iid}.json")
+                    write_json_atomic(log, child_path(out / EPISODE_LOGS, iid, ".json"))
                     store.put(keys[iid], iid, fields)
                     done[keys[iid]] = fields
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = done[keys[iid]]
+                errors += fields.get("evaluation_error") is not None
                 rows.append(episode_row(
                     run_id=run_id, model=planner.spec, episode_id=episode["episode_id"], item_id=iid,
                     bias=bias, level=level, constraint=episode["info"]["constraint_type"],
@@ -180,5 +206,8 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
         run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
         dataset_hash=dataset_hash, started=started, producer="embodied", simulator="symbolic",
         extra={"suite": "embodied", "n_episodes": len(episodes), "n_variants": len(rows),
+               "identity": identity or run_identity(planner.spec, episodes_file, replan_cap=replan_cap,
+                                                    partnr_compat=partnr_compat, limit=limit),
+               "evaluation": evaluation_mode(partnr_compat), "evaluation_errors": errors,
                "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}))
     return out

@@ -36,11 +36,15 @@ class EmbodiedSuite(Suite):
 
         return score_embodied(records)
 
-    def sections(self, metrics):
+    def sections(self, metrics, evaluation: str | None = None):
         from framebench.scoring.markdown import embodied_tables
         from framebench.scoring.view import Section
 
-        return [Section(self.title, embodied_tables(metrics))]
+        return [Section(self.title, embodied_tables(metrics, evaluation))]
+
+    def report_sections(self, report):
+        """The tables name the evaluation mode the runs declared (report ``meta``)."""
+        return self.sections(report[self.name], (report.get("meta") or {}).get("embodied_evaluation"))
 
     def figures(self, metrics):
         from framebench.scoring.figures import embodied_completion_figure
@@ -49,6 +53,6 @@ class EmbodiedSuite(Suite):
 
 
 EMBODIED = EmbodiedSuite(
-    "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20,
+    "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, formats=("episode",),
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "constraint",
                        "percent_complete", "success", "sim_steps", "replans"))

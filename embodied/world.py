@@ -12,6 +12,10 @@ Predicates are symbolic stand-ins for habitat-lab's geometric checks (documented
   dropped when either object is picked up. ``is_clustered`` is connectivity over those links;
 * object states (clean, filled, powered on) are exact; dirty/empty/off are their negations; an object
   that does not afford a state is an episode error (PARTNR raises KeyError there too).
+
+Several handles are counted as PARTNR's ``set_predicate`` counts them (pairs, or per b with
+``is_same_*``). ``World(..., partnr_compat=True)`` adds PARTNR's counting quirks 1 and 2 (a failed
+count returns the last pair's result; a single handle ignores ``number``), see ``datasets/robotics.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,15 @@ STATE_PREDICATES = {
 STATE_DEFAULTS = {"is_clean": False, "is_filled": False, "is_powered_on": False}
 PLACEMENT_PREDICATES = ("is_on_top", "is_inside", "is_in_room", "is_on_floor", "is_next_to", "is_clustered")
 PREDICATES = PLACEMENT_PREDICATES + tuple(STATE_PREDICATES)
+# predicate -> (a-handle arg, b-handle arg or None, is_same_* flag or None); is_clustered takes *args
+HANDLE_ARGS: dict[str, tuple[str, str | None, str | None]] = {
+    "is_on_top": ("object_handles", "receptacle_handles", "is_same_receptacle"),
+    "is_inside": ("object_handles", "receptacle_handles", "is_same_receptacle"),
+    "is_in_room": ("object_handles", "room_ids", "is_same_room"),
+    "is_next_to": ("entity_handles_a", "entity_handles_b", "is_same_b"),
+    "is_on_floor": ("object_handles", None, None),
+    **{name: ("object_handles", None, None) for name in STATE_PREDICATES},
+}
 
 
 @dataclass
@@ -76,7 +89,9 @@ class Agent:
 class World:
     """Mutable world state of one episode."""
 
-    def __init__(self, scene: dict[str, Any], object_states: dict[str, dict[str, bool]] | None = None):
+    def __init__(self, scene: dict[str, Any], object_states: dict[str, dict[str, bool]] | None = None,
+                 partnr_compat: bool = False):
+        self.partnr_compat = partnr_compat
         self.rooms: list[str] = list(scene["rooms"])
         self.furniture: dict[str, Furniture] = {}
         for f in scene["furniture"]:
@@ -170,63 +185,67 @@ class World:
             return frozenset((a, b)) in self.next_to
         raise ValueError(f"unknown predicate {predicate!r}")
 
+    def holds(self, predicate: str, a: str, b: str | None = None) -> bool:
+        """One handle (and, for two-list predicates, one b) against one predicate."""
+        if predicate == "is_on_floor":
+            furn = self.object_furniture(a) if a in self.objects else None
+            return furn is not None and furn.is_floor
+        if predicate in STATE_PREDICATES:
+            state, wanted = STATE_PREDICATES[predicate]
+            obj = self.objects[a]
+            if state not in obj.states:
+                raise KeyError(f"object {a} does not afford {state}")
+            return obj.states[state] == wanted
+        return self.single(predicate, a, b)
+
     def evaluate(self, proposition: dict[str, Any]) -> PropositionResult:
         name = proposition["function_name"]
         args = proposition.get("args", {})
-        if name in ("is_on_top", "is_inside"):
-            return self._set_predicate(name, args, "object_handles", "receptacle_handles",
-                                       args.get("is_same_receptacle", False))
-        if name == "is_in_room":
-            return self._set_predicate(name, args, "object_handles", "room_ids", args.get("is_same_room", False))
-        if name == "is_next_to":
-            return self._set_predicate(name, args, "entity_handles_a", "entity_handles_b",
-                                       args.get("is_same_b", False))
-        if name == "is_on_floor":
-            count, last = 0, ""
-            for handle in args["object_handles"]:
-                last = handle
-                furn = self.object_furniture(handle) if handle in self.objects else None
-                if furn is not None and furn.is_floor:
-                    count += 1
-                    if count >= args.get("number", 1):
-                        return PropositionResult(True, {"object_handles": handle})
-            return PropositionResult(False, {"object_handles": last})
         if name == "is_clustered":
             return self._clustered(args)
-        if name in STATE_PREDICATES:
-            state, wanted = STATE_PREDICATES[name]
-            count, last = 0, ""
-            for handle in args["object_handles"]:
-                last = handle
-                obj = self.objects[handle]
-                if state not in obj.states:
-                    raise KeyError(f"object {handle} does not afford {state}")
-                if obj.states[state] == wanted:
-                    count += 1
-                    if count >= args.get("number", 1):
-                        return PropositionResult(True, {"object_handles": handle})
-            return PropositionResult(False, {"object_handles": last})
-        raise ValueError(f"unknown predicate {name!r}")
+        if name not in PREDICATES:
+            raise ValueError(f"unknown predicate {name!r}")
+        key_a, key_b, same_key = HANDLE_ARGS[name]
+        return self._set_predicate(name, args, key_a, key_b, bool(args.get(same_key, False)) if same_key else False)
 
-    def _set_predicate(self, name: str, args: dict, key_a: str, key_b: str, same_b: bool) -> PropositionResult:
-        """PARTNR's multi-handle rule: per-b counting when ``is_same_*``, else count satisfied pairs."""
+    def _set_predicate(self, name: str, args: dict, key_a: str, key_b: str | None,
+                       same_b: bool) -> PropositionResult:
+        """PARTNR's multi-handle rule: per-b counting when ``is_same_*``, else count satisfied pairs.
+
+        Under ``partnr_compat`` two of PARTNR's quirks apply: one a-handle with at most one b-handle
+        is judged alone, whatever ``number`` says (quirk 2); and when the count never reaches
+        ``number`` the result is that of the last pair evaluated (quirk 1)."""
         number = args.get("number", 1)
-        handles_a, handles_b = args.get(key_a, []), args.get(key_b, [])
+        handles_a = list(args.get(key_a, []))
+        handles_b: list[str | None] = list(args.get(key_b, [])) if key_b else [None]
+
+        def info(a: str, b: str | None) -> dict[str, Any]:
+            return {key_a: a} if key_b is None else {key_a: a, key_b: b}
+
+        if self.partnr_compat and len(handles_a) == 1 and len(handles_b) == 1:
+            a, b = handles_a[0], handles_b[0]
+            ok = self.holds(name, a, b)
+            return PropositionResult(ok, info(a, b) if ok else info("", ""))
         # is_same_b: all `number` satisfied pairs must share one b; otherwise any pairs count.
         groups = ([[(a, b) for a in handles_a] for b in handles_b] if same_b
                   else [[(a, b) for a in handles_a for b in handles_b]])
-        info = {key_a: "", key_b: ""}
+        last: tuple[str, str | None] = ("", "")
+        last_ok = False
         for pairs in groups:
             count = 0
             for a, b in pairs:
-                info = {key_a: a, key_b: b}
-                if self.single(name, a, b):
+                last, last_ok = (a, b), self.holds(name, a, b)
+                if last_ok:
                     count += 1
                     if count >= number:
-                        return PropositionResult(True, info)
-        return PropositionResult(False, info)
+                        return PropositionResult(True, info(a, b))
+        if self.partnr_compat and last_ok:
+            return PropositionResult(True, info(*last))
+        return PropositionResult(False, info(*last))
 
     def _clustered(self, args: dict) -> PropositionResult:
+        """Connected components of the next-to links over the listed handles; the largest component
+        that holds ``number[i]`` handles of every group satisfies it (ties: by sorted member names)."""
         groups: list[list[str]] = [list(g) for g in args.get("*args", [])]
         numbers = args.get("number") or [1] * len(groups)
         handles = {h for g in groups for h in g}
@@ -245,7 +264,7 @@ class World:
         components: dict[str, set[str]] = {}
         for h in handles:
             components.setdefault(find(h), set()).add(h)
-        for members in components.values():
+        for members in sorted(components.values(), key=lambda m: (-len(m), sorted(m))):
             picked = [[h for h in g if h in members] for g in groups]
             if all(len(p) >= n for p, n in zip(picked, numbers, strict=True)):
                 return PropositionResult(True, {"*args": tuple(picked)})

@@ -35,22 +35,25 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
              limit: int | None = None, conditions: Sequence[str] | str | None = None,
              model_args: Mapping[str, Any] | None = None, batch_size: int | str = "auto",
              concurrency: int = 8, base_url: str | None = None, progress: bool = False,
-             backend: Any = None) -> RunSummary:
+             backend: Any = None, force: bool = False) -> RunSummary:
     """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` and write
     the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
     declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
-    engines that declare them. ``backend``: an already built backend (then ``model`` is unused)."""
+    engines that declare them. ``backend``: an already built backend (then ``model`` is unused).
+    ``force``: replace a different run already in ``out`` (else that is a user error)."""
     from text_eval.runner import run_text as run
 
     return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                batch_size=batch_size, concurrency=concurrency, conditions=conditions,
-               progress=progress, backend=backend, base_url=base_url, model_args=model_args)
+               progress=progress, backend=backend, base_url=base_url, model_args=model_args,
+               force=force)
 
 
 def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
                  simulator: str = DEFAULT_SIMULATOR, replan_cap: int = 25, max_new_tokens: int = 64,
                  partnr_compat: bool = False, limit: int | None = None,
-                 model_args: Mapping[str, Any] | None = None, progress: bool = False) -> Path:
+                 model_args: Mapping[str, Any] | None = None, progress: bool = False,
+                 force: bool = False) -> Path:
     """Run a planner (``oracle``, ``script:FILE`` or any model spec) on every episode in its
     neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``)."""
     from framebench.registry import build_engine
@@ -58,7 +61,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     sim = build_engine(simulator, "simulator")
     return sim.run(planner, Path(episodes), Path(out), replan_cap=replan_cap,
                    max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
-                   model_args=dict(model_args or {}), progress=progress)
+                   model_args=dict(model_args or {}), progress=progress, force=force)
 
 
 @dataclass
@@ -93,8 +96,9 @@ def runs_meta(records: pd.DataFrame) -> dict[str, Any]:
     return report_meta(runs)
 
 
-def write_report(scored: Scored, out: str | Path) -> list[Path]:
-    """Write report.json, report.md and report.html into ``out``, each atomically."""
+def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = None) -> list[Path]:
+    """Write report.json, report.md and report.html into ``out``, each atomically; with a
+    ``viewer_url`` (where ``framebench view`` serves the records) report.html links to it."""
     from framebench.errors import UserError
     from framebench.runinfo import write_json_atomic, write_text_atomic
     from framebench.scoring.html import render_html
@@ -105,5 +109,5 @@ def write_report(scored: Scored, out: str | Path) -> list[Path]:
         raise UserError(f"{out}: exists and is not a folder")
     return [write_json_atomic(scored.report, out / "report.json"),
             write_text_atomic(render_markdown(scored.report), out / "report.md"),
-            write_text_atomic(render_html(scored.report, scored.records, scored.prompts),
-                              out / "report.html")]
+            write_text_atomic(render_html(scored.report, scored.records, scored.prompts,
+                                          viewer_url=viewer_url), out / "report.html")]

@@ -247,8 +247,63 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
         if bad.any():
             row = int(bad.to_numpy().argmax())
             raise RecordsError(f"{source}: row {row}: column '{col}' must be a boolean")
+    _check_agreement(df, source)
     pc = pd.to_numeric(df["percent_complete"], errors="coerce")
     bad = df["percent_complete"].notna() & ~pc.between(0.0, 1.0)
     if bad.any():
         row = int(bad.to_numpy().argmax())
         raise RecordsError(f"{source}: row {row}: column 'percent_complete' must lie in [0, 1]")
+
+
+# which tasks, formats, golds and answers each suite's rows may have
+def suite_tasks(text_only: bool = False) -> dict[str, tuple[str, ...]]:
+    """Each registered suite's tasks (``text_only``: the suites whose items are text items)."""
+    from framebench.registry import ordered_suites
+
+    return {s.name: s.task_names() for s in ordered_suites() if s.text_items or not text_only}
+
+
+def suite_formats(text_only: bool = False) -> dict[str, tuple[str, ...]]:
+    from framebench.registry import ordered_suites
+
+    return {s.name: s.formats for s in ordered_suites() if s.text_items or not text_only}
+
+
+FORMAT_ANSWERS = {"binary": BINARY_ANSWERS, "mc": MC_ANSWERS, "episode": ()}
+NON_EMPTY = ("run_id", "model", "context_id", "item_id")
+
+
+def _first_bad(source: str, bad: pd.Series, message: str) -> None:
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise RecordsError(f"{source}: row {row}: {message}")
+
+
+def _check_agreement(df: pd.DataFrame, source: str) -> None:
+    """Rows agree with themselves: suite/task/format, OMIT frame+condition, gold/answer per format."""
+    for col in NON_EMPTY:
+        _first_bad(source, df[col].astype(str).str.strip() == "", f"column '{col}' is empty")
+    suite, task, fmt = df["suite"], df["task"], df["format"]
+    ok_task = pd.Series(False, index=df.index)
+    ok_format = pd.Series(False, index=df.index)
+    tasks_of, formats_of = suite_tasks(), suite_formats()
+    for name, tasks in tasks_of.items():
+        ok_task |= (suite == name) & task.isin(tasks)
+        ok_format |= (suite == name) & fmt.isin(formats_of[name])
+    _first_bad(source, ~ok_task, "column 'task' does not belong to the row's suite "
+               + "; ".join(f"{k}: {', '.join(v)}" for k, v in tasks_of.items()))
+    _first_bad(source, ~ok_format, "column 'format' does not fit the row's suite "
+               + "; ".join(f"{k}: {', '.join(v)}" for k, v in formats_of.items()))
+    frame, cond = df["frame"].fillna(""), df["condition"].fillna("")
+    omit = suite == "omit"
+    _first_bad(source, omit & ~frame.isin(("action", "omission")), "OMIT rows need frame action or omission")
+    _first_bad(source, omit & (cond == ""), "OMIT rows need a condition (M0, M1, ...)")
+    _first_bad(source, ~omit & ((frame != "") | (cond != "")), "only OMIT rows have a frame and a condition")
+    gold, answer = df["gold"].fillna(""), df["answer"].fillna("")
+    for name, allowed in FORMAT_ANSWERS.items():
+        rows = fmt == name
+        gold_ok = gold.isin(allowed) | (omit & (gold == "")) if allowed else gold == ""
+        _first_bad(source, rows & ~gold_ok, f"column 'gold' must be one of {', '.join(allowed) or '(empty)'} "
+                   f"for {name} rows")
+        _first_bad(source, rows & ~(answer.isin(allowed) | (answer == "")),
+                   f"column 'answer' must be one of {', '.join(allowed) or '(empty)'} for {name} rows")

@@ -81,6 +81,7 @@ class Engine:
     arg: str = "required"
     arg_help: str = ""
     help: str = ""
+    plans: bool = True  # a model engine that can drive the LLM planner
 
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)

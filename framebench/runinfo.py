@@ -1,6 +1,4 @@
-"""Run-folder helpers: atomic writes, file hashes, the code version and the ``run.json`` name.
-
-``run.json`` itself is written by ``framebench.runs.write_run`` from a typed ``RunInfo``."""
+"""``RUN_DIR/run.json``: what produced a records file (model, fingerprint, decoding, code, data)."""
 
 from __future__ import annotations
 
@@ -71,3 +69,88 @@ def write_text_atomic(text: str | bytes, path: str | Path) -> Path:
 
 def write_json_atomic(data: Any, path: str | Path) -> Path:
     return write_text_atomic(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+def read_run_info(run_dir: str | Path) -> dict[str, Any] | None:
+    """The run.json of ``run_dir`` when there is a readable one (else None)."""
+    path = Path(run_dir) / RUN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_reuse(run_dir: str | Path, identity: dict[str, Any], force: bool = False) -> None:
+    """Refuse to write a different run into a folder that holds one (unless ``force``).
+
+    ``identity`` holds what makes a run the same run (model as asked, dataset hash, selection);
+    it is stored in run.json and compared on the next invocation, before any model is loaded.
+    With ``force`` the old run.json is removed, so the history starts again.
+    """
+    from framebench.errors import UserError
+
+    run_dir = Path(run_dir)
+    previous = read_run_info(run_dir)
+    if previous is None:
+        return
+    stored = previous.get("identity")
+    if not isinstance(stored, dict):
+        stored = {k: previous[k] for k in ("dataset_hash",) if k in previous and k in identity}
+    differs = sorted(k for k in stored if k in identity and stored[k] != identity[k])
+    if not differs:
+        return
+    if force:
+        (run_dir / RUN_FILE).unlink(missing_ok=True)
+        return
+    changes = []
+    for key in differs:
+        old, new = stored[key], identity[key]
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes += [f"{key}.{k} {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(set(old) | set(new))
+                        if old.get(k) != new.get(k)]
+        else:
+            changes.append(f"{key} {str(old)[:40]!r} -> {str(new)[:40]!r}")
+    raise UserError(f"{run_dir}: holds another run ({'; '.join(changes)}); choose another --out, or pass "
+                    "--force to replace its records")
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def write_run_info(run_dir: str | Path, *, run_id: str, model: str, fingerprint: str,
+                   decoding: dict[str, Any], dataset_hash: str, started: str,
+                   **extra: Any) -> Path:
+    """Write run.json with the contract fields (plus any extra, e.g. chat_template_hash).
+
+    On a resumed run the first invocation's ``started``/``finished``/``host`` stay at the top and
+    every invocation is appended to ``history`` (when, where, what it generated)."""
+    finished = now_iso()
+    version = code_version()
+    entry = {"started": started, "finished": finished, "host": _host(), "code_version": version,
+             **{k: extra[k] for k in ("n_generated", "n_from_store", "seconds") if k in extra}}
+    previous = read_run_info(run_dir)
+    history: list[dict[str, Any]] = []
+    first = entry
+    if previous is not None and previous.get("run_id") == run_id:
+        old = previous.get("history")
+        history = old if isinstance(old, list) else [
+            {k: previous[k] for k in ("started", "finished", "host", "code_version") if k in previous}]
+        first = {k: previous.get(k, entry[k]) for k in ("started", "finished", "host")}
+    info = {
+        **extra,
+        "run_id": run_id,
+        "model": model,
+        "model_fingerprint": fingerprint,
+        "decoding": decoding,
+        "code_version": version,
+        "dataset_hash": dataset_hash,
+        "started": first["started"],
+        "finished": first["finished"],
+        "host": first["host"],
+        "history": [*history, entry],
+    }
+    return write_json_atomic(info, Path(run_dir) / RUN_FILE)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from framebench.errors import UserError
 from framebench.records import RECORDS_FILE, read_records, write_records
-from framebench.runinfo import RUN_FILE, code_version, now_iso, write_json_atomic, write_text_atomic
+from framebench.runinfo import RUN_FILE, write_run_info, write_text_atomic
 from framebench.store import STORE_FILE, sha256, stable_json
 
 if TYPE_CHECKING:
@@ -58,18 +58,16 @@ class RunInfo:
     model_info: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def as_json(self) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "run_id": self.run_id, "model": self.model, "model_fingerprint": self.fingerprint,
-            "decoding": dict(self.decoding), "code_version": code_version(),
-            "dataset_hash": self.dataset_hash, "started": self.started, "finished": now_iso(),
-            "producer": self.producer,
-        }
+    def fields(self) -> dict[str, Any]:
+        """The producer-level fields of run.json (``write_run_info`` adds code version, host,
+        timing and the resume history)."""
+        info: dict[str, Any] = {"producer": self.producer}
         if self.simulator:
             info["simulator"] = self.simulator
         if self.model_info:
             info["model_info"] = dict(self.model_info)
-        clash = set(self.extra) & set(info)
+        clash = set(self.extra) & {*info, "run_id", "model", "model_fingerprint", "decoding",
+                                   "dataset_hash", "started", "finished", "code_version", "history"}
         if clash:
             raise ValueError(f"run.json extra fields clash with contract fields: {sorted(clash)}")
         return {**info, **self.extra}
@@ -83,25 +81,24 @@ def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
     write_records(rows, out)
     write_text_atomic("".join(json.dumps({"item_id": item_id, "prompt": prompt}, ensure_ascii=False) + "\n"
                               for item_id, prompt in prompts), out / PROMPTS_FILE)
-    write_json_atomic(info.as_json(), out / RUN_FILE)
+    write_run_info(out, run_id=info.run_id, model=info.model, fingerprint=info.fingerprint,
+                   decoding=dict(info.decoding), dataset_hash=info.dataset_hash, started=info.started,
+                   **info.fields())
     return out
 
 
 def read_prompts(run_dir: Path) -> dict[str, str]:
     """``item_id -> prompt`` from ``run_dir/prompts.jsonl`` when present (else empty)."""
+    from framebench.jsonl import iter_jsonl
+
     path = Path(run_dir) / PROMPTS_FILE
     prompts: dict[str, str] = {}
     if not path.exists():
         return prompts
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-                prompts[str(entry["item_id"])] = str(entry["prompt"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UserError(f"{path}: line {number}: not a {{item_id, prompt}} object ({exc})") from None
+    for number, entry in iter_jsonl(path, "prompt entry"):
+        if not isinstance(entry.get("item_id"), str) or not isinstance(entry.get("prompt"), str):
+            raise UserError(f"{path}: line {number}: expected {{\"item_id\": str, \"prompt\": str}}")
+        prompts[entry["item_id"]] = entry["prompt"]
     return prompts
 
 

@@ -65,7 +65,13 @@ class Suite:
     tasks: tuple[str, ...]
     order: int = 50
     drilldown_columns: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()  # the ``format`` values its records and items may carry
     selection: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text_items(self) -> bool:
+        """Whether ``items.jsonl`` may hold its items (it turns items into jobs)."""
+        return type(self).jobs is not Suite.jobs
 
     def task_names(self) -> tuple[str, ...]:
         """The ``task`` values its records may carry (default: ``tasks``)."""
@@ -91,6 +97,11 @@ class Suite:
     def sections(self, metrics: Mapping[str, Any]) -> list[Section]:
         """Report sections (tables of formatted cells) for this suite's metrics."""
         return []
+
+    def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
+        """Its sections within a whole report (default: ``sections`` of its own entry); a suite
+        that also reads report-wide entries (``meta``) overrides this."""
+        return self.sections(report[self.name])
 
     def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """(title, matplotlib figure) pairs for this suite's metrics."""

@@ -15,7 +15,7 @@ class HabitatSimulator:
 
     def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
             partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
-            progress: bool = True) -> Path:
+            progress: bool = True, force: bool = False) -> Path:
         from partnr_adapters import habitat_backend
 
         if partnr_compat:

@@ -42,6 +42,7 @@ def parse_framed_id(item_id: str) -> tuple[str, str, str]:
 def load_episode_file(path: str | Path) -> dict[str, Any]:
     """Read a PARTNR episode file (``.json`` or ``.json.gz``) holding ``{"episodes": [...]}``."""
     from embodied.episodes import load_episode_container
+    from framebench.paths import check_safe_name
 
     path = Path(path)
     data = load_episode_container(path)
@@ -51,6 +52,7 @@ def load_episode_file(path: str | Path) -> dict[str, Any]:
         for field in ("episode_id", "instruction"):
             if field not in episode:
                 raise UserError(f"{path}: episode {index}: missing field '{field}'")
+        check_safe_name(str(episode["episode_id"]), f"{path}: episode {index}: episode_id")
         if not isinstance(episode["instruction"], str) or not episode["instruction"].strip():
             raise UserError(f"{path}: episode {episode['episode_id']}: field 'instruction' must be a non-empty string")
     return data
@@ -72,10 +74,9 @@ def load_purposes(path: str | Path) -> dict[str, dict]:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such purposes file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a readable JSON file ({exc})") from None
+    from framebench.jsonl import loads_strict, read_text_strict
+
+    data = loads_strict(read_text_strict(path), f"{path}: purposes file")
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected an object {{episode_id: purposes}}")
     for episode_id, purposes in data.items():

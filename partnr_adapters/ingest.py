@@ -13,6 +13,9 @@ Every variant of the framed episode file becomes a row. Crashed episodes, missin
 unreadable stats files are never dropped: they become rows with ``percent_complete=0``,
 ``success=False``, ``sim_steps=0``, ``replans=0`` and an ``output`` starting with ``[crashed]``,
 ``[missing stats]`` or ``[unreadable stats]``, and they are listed in ``RUN_DIR/crashes.json``.
+
+The scores are PARTNR's own evaluator's, so they carry its evaluation quirks (``datasets/robotics.md``);
+run.json says so (``evaluation: partnr-habitat``) and the report repeats it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from embodied.evaluation import MODE_HABITAT
 from framebench.errors import UserError
 from framebench.runs import PROMPTS_FILE  # noqa: F401  (re-exported)
 
@@ -69,30 +73,57 @@ def find_output_dir(results_dir: Path, episodes_file: Path) -> Path:
 
 
 def read_stats(path: Path) -> tuple[str, dict[str, Any] | str]:
-    """(status, stats dict or problem detail); status is finished, crashed, missing or unreadable."""
+    """(status, stats dict or problem detail); status is finished, crashed, missing or unreadable.
+
+    A file that is not JSON text (cut short, wrong bytes) is ``unreadable``: PARTNR may die while
+    writing it, so it becomes a listed problem row. A JSON file that breaks PARTNR's stats schema is
+    a user error (exit 2): it was not written by PARTNR.
+    """
+    from framebench.jsonl import check_value
+
     if not path.is_file():
         return "missing", f"no stats file {path.name}"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or "success" not in data:
-            raise ValueError("expected an object with 'success'")
-        if not data["success"]:
-            info = str(data.get("info", "")).strip().splitlines()
-            return "crashed", info[-1] if info else "no traceback recorded"
-        stats = data.get("stats")
-        stats = json.loads(stats) if isinstance(stats, str) else stats
-        if not isinstance(stats, dict):
-            raise ValueError("'stats' is not an object")
-        return "finished", stats
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return "unreadable", f"{path.name}: {exc}"
+        data = json.loads(path.read_text(encoding="utf-8"))  # NaN parses here; the schema rejects it
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return "unreadable", f"{path.name}: {str(exc)[:120] or type(exc).__name__}"
+    check_value(data, str(path))
+    if not isinstance(data, dict) or not isinstance(data.get("success"), bool):
+        raise UserError(f"{path}: expected an object with 'success': true|false (PARTNR's stats file)")
+    if not data["success"]:
+        info = data.get("info", "")
+        if not isinstance(info, str):
+            raise UserError(f"{path}: field 'info' must be a string (the traceback)")
+        lines = info.strip().splitlines()
+        return "crashed", lines[-1] if lines else "no traceback recorded"
+    stats = data.get("stats")
+    if isinstance(stats, str):
+        from framebench.jsonl import loads_strict
+
+        stats = loads_strict(stats, f"{path}: field 'stats'")
+    if not isinstance(stats, dict):
+        raise UserError(f"{path}: field 'stats' must be an object (or a JSON string holding one)")
+    _check_stats(stats, path)
+    return "finished", stats
 
 
-def _number(stats: dict[str, Any], key: str, path: Path, default: float | None = None) -> float:
-    value = stats.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{path}: field '{key}' must be a number, got {value!r}")
-    return float(value)
+def _check_stats(stats: dict[str, Any], path: Path) -> None:
+    from framebench.schema import check
+
+    if "task_percent_complete" not in stats:
+        raise UserError(f"{path}: missing field 'task_percent_complete'")
+    for key, value in stats.items():
+        if key == "task_state_success" and isinstance(value, bool):
+            continue
+        if key in ("task_percent_complete", "task_state_success", "runtime"):
+            check(value, float, str(path), key)
+        elif key == "sim_step_count" or key.startswith("replanning_count_"):
+            check(value, float, str(path), key)
+            if value < 0 or value != int(value):
+                raise UserError(f"{path}: field '{key}' must be a whole number >= 0, got {value}")
+    pc = stats["task_percent_complete"]
+    if not 0.0 <= pc <= 1.0:
+        raise UserError(f"{path}: field 'task_percent_complete' must lie in [0, 1], got {pc}")
 
 
 def planner_logs(log_dir: Path) -> dict[str, Path]:
@@ -146,6 +177,7 @@ def episode_constraint(episode: dict[str, Any], source: str) -> str:
 def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model: str | None = None) -> IngestReport:
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
     from embodied.suite import episode_row
+    from framebench.paths import child_path
     from framebench.runinfo import file_sha256, now_iso, write_json_atomic
     from framebench.runs import RunInfo, run_id_for, write_run
     from partnr_adapters.frame import load_episode_file, parse_framed_id
@@ -169,16 +201,14 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
         except UserError as exc:
             raise UserError(f"{episodes}: {exc}; pass the framed file that was run") from None
         known.add(item_id)
-        stats_path = output_dir / STATS_DIR / f"{item_id}.json"
+        stats_path = child_path(output_dir / STATS_DIR, item_id, ".json")
         status, stats = read_stats(stats_path)
         pc, steps, replans, output = 0.0, 0, 0, ""
         if status == "finished":
             assert isinstance(stats, dict)
-            pc = _number(stats, "task_percent_complete", stats_path)
-            if not 0.0 <= pc <= 1.0:
-                raise UserError(f"{stats_path}: field 'task_percent_complete' must lie in [0, 1], got {pc}")
-            steps = int(_number(stats, "sim_step_count", stats_path, default=0))
-            replans = int(_number(stats, "replanning_count_0", stats_path, default=0))
+            pc = float(stats["task_percent_complete"])  # checked by read_stats
+            steps = int(stats.get("sim_step_count", 0))
+            replans = int(stats.get("replanning_count_0", 0))
             output = final_planner_message(logs.get(item_id))
             report.finished += 1
         else:
@@ -201,7 +231,8 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
         run_id=run_id, model=model, fingerprint=fingerprint, decoding=manifest.get("decoding") or {},
         dataset_hash=dataset_hash, started=manifest.get("started") or now_iso(), producer="habitat",
         simulator="habitat",
-        extra={"results_dir": str(output_dir.resolve()), "partnr": manifest.get("partnr") or {},
+        extra={"results_dir": str(output_dir.resolve()), "evaluation": MODE_HABITAT,
+               "partnr": manifest.get("partnr") or {},
                "finished_episodes": report.finished, "problem_episodes": len(report.problems)}))
     write_json_atomic(report.problems, out / CRASH_FILE)
     return report
@@ -211,9 +242,8 @@ def _read_manifest(results_dir: Path, output_dir: Path) -> dict[str, Any]:
     for folder in (results_dir, output_dir, output_dir.parent):
         path = folder / MANIFEST_FILE
         if path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise UserError(f"{path}: not a readable JSON file ({exc})") from None
+            from framebench.jsonl import loads_strict, read_text_strict
+
+            data = loads_strict(read_text_strict(path), f"{path}: manifest")
             return data if isinstance(data, dict) else {}
     return {}

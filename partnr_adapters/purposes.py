@@ -65,10 +65,9 @@ def parse_purposes(text: str) -> dict[str, Any] | None:
 def read_review(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {"episodes": {}}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"{path}: not a readable JSON review file ({exc})") from None
+    from framebench.jsonl import loads_strict, read_text_strict
+
+    data = loads_strict(read_text_strict(path), f"{path}: review file")
     if not isinstance(data, dict) or not isinstance(data.get("episodes"), dict):
         raise UserError(f'{path}: expected an object {{"episodes": {{episode_id: entry}}}}')
     return data

@@ -102,6 +102,7 @@ def test_rows_values_crashes_and_missing(results, tmp_path, capsys):
     info = json.loads((run / "run.json").read_text())
     assert info["model"] == "openai:llama-3.1-8b" and info["simulator"] == "habitat"
     assert info["problem_episodes"] == 2
+    assert info["evaluation"] == "partnr-habitat"  # PARTNR's own scores: its quirks included
 
 
 def test_results_dir_may_be_the_dataset_folder_and_manifest_names_model(results, tmp_path):
@@ -162,6 +163,9 @@ def test_framebench_score_reads_ingested_habitat_runs(results, tmp_path):
     assert block["overall"]["completion_mean_correct"] == pytest.approx((2 / 3 + 0.25) / 2)
     # global level: 42__incorrect_global succeeded, 7__incorrect_global is missing (a failure) -> 1/2
     assert block["global"]["completion_strict_incorrect"] == pytest.approx(0.5)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["meta"]["embodied_evaluation"] == {"openai:m": ["partnr-habitat"]}
+    assert "PARTNR's own evaluator in Habitat" in (tmp_path / "report" / "report.md").read_text()
 
 
 def test_unframed_episode_file_is_refused_with_its_name(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
-from framebench.jsonl import iter_jsonl
+from framebench.jsonl import read_jsonl
 from text_eval.contexts import Context
 from text_eval.domains import domain, domains
 
@@ -49,13 +49,23 @@ class AnswerSheet:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> AnswerSheet:
-        try:
-            evidence = [Evidence(**e) for e in data["evidence"]]
-            sheet = cls(**{**data, "evidence": evidence})
-        except (KeyError, TypeError) as exc:
-            raise UserError(f"{where}: malformed answer sheet ({exc})") from None
+        from framebench.schema import check_fields
+
+        check_fields(data, SHEET_FIELDS, f"{where}: answer sheet", optional=("generator", "notes"))
+        for i, e in enumerate(data["evidence"]):
+            check_fields(e, EVIDENCE_FIELDS, f"{where}: answer sheet: evidence[{i}]")
+        evidence = [Evidence(**e) for e in data["evidence"]]
+        sheet = cls(**{**data, "evidence": evidence})
         check_sheet(sheet, where)
         return sheet
+
+
+SHEET_FIELDS: dict[str, Any] = {
+    "context_id": str, "task": str, "gold": str, "distractors": list[str], "mc_options": list[str],
+    "gold_letter": str, "premises": dict[str, str], "gold_rephrasings": list[str], "evidence": list[dict],
+    "generator": str, "notes": list[str],
+}
+EVIDENCE_FIELDS: dict[str, Any] = {"evidence_id": str, "distractor": str, "sentences": list[str], "premise": str}
 
 
 def mc_layout(ctx: Context, distractors: list[str]) -> tuple[list[str], str]:
@@ -108,6 +118,6 @@ def read_sheets(path: Path) -> list[AnswerSheet]:
     if not path.exists():
         raise UserError(f"{path}: no such answer-sheet file")
     sheets: list[AnswerSheet] = []
-    for n, data in iter_jsonl(path, "answer sheet"):
+    for n, data in read_jsonl(path, "answer sheet"):
         sheets.append(AnswerSheet.from_json(data, f"{path}: line {n}"))
     return sheets

@@ -17,6 +17,8 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.items import validate_item, write_items
+from framebench.jsonl import read_jsonl
+from framebench.schema import check_fields
 from text_eval.answer_sheets import AnswerSheet, read_sheets, write_sheets
 from text_eval.contexts import Context, Dropped
 from text_eval.domains import domain, task_names
@@ -74,17 +76,16 @@ def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[Dropped], lis
     return contexts, dropped, notes, pools
 
 
+CONTEXT_FIELDS: dict[str, Any] = {"context_id": str, "task": str, "text": str, "gold": str,
+                                  "options": list[str], "provenance": dict}
+
+
 def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], list[AnswerSheet]]:
     contexts: list[Context] = []
     path = source / "contexts.jsonl"
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            ctx = Context(**data)
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise UserError(f"{path}: line {n}: not a context record ({exc})") from None
+    for n, data in read_jsonl(path, "context"):
+        check_fields(data, CONTEXT_FIELDS, f"{path}: line {n}: context", optional=("provenance",))
+        ctx = Context(**data)
         if ctx.task not in task_names() or not ctx.text.strip() or ctx.gold not in ctx.options:
             raise UserError(f"{path}: line {n}: context {ctx.context_id!r} needs a known task, a text "
                             "and a gold among its options")

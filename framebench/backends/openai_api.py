@@ -4,7 +4,11 @@ Requests run concurrently (asyncio, at most ``concurrency`` in flight). Rate lim
 errors (5xx), timeouts, dropped connections and malformed responses are retried with exponential
 backoff plus jitter; every retry is logged (logger ``framebench.backends.openai_api``) without the
 key. The key is read from ``OPENAI_API_KEY`` only and is never logged or written; the base URL
-comes from the ``base_url`` option or ``OPENAI_BASE_URL``.
+comes from the ``base_url`` option or ``OPENAI_BASE_URL``; credentials embedded in it
+(``user:KEY@host``, ``?api_key=``) are redacted wherever the URL is recorded (fingerprint, run.json).
+The retry budget is ``FRAMEBENCH_OPENAI_MAX_RETRIES`` (default 8), ``FRAMEBENCH_OPENAI_BACKOFF``
+(first delay in seconds, default 0.5, doubling up to 30) and ``FRAMEBENCH_OPENAI_TIMEOUT`` (seconds
+per request, default 60); when it is spent the run ends with one line (exit 2) and a rerun resumes.
 """
 
 from __future__ import annotations
@@ -29,14 +33,50 @@ class MalformedResponse(Exception):
     """A 2xx response without a usable completion."""
 
 
-class RetriesExhausted(RuntimeError):
-    pass
+class RetriesExhausted(UserError):
+    """The server kept failing through every retry: reported as one line (exit 2), not a traceback."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` with credentials removed: ``user:KEY@host`` -> ``***@host``; key/token query values -> ``***``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        secret = ("key", "token", "secret", "password", "auth", "sig")
+        query = urlencode([(k, "***" if any(w in k.lower() for w in secret) else v)
+                           for k, v in parse_qsl(query, keep_blank_values=True)], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _env_number(name: str, default: float, cast: type = float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = cast(raw)
+    except ValueError:
+        raise UserError(f"{name}: expected a number, got {raw!r}") from None
+    if value < 0:
+        raise UserError(f"{name}: must not be negative, got {raw!r}")
+    return value
 
 
 class OpenAIBackend:
     def __init__(self, model: str, spec: str | None = None, base_url: str | None = None,
-                 concurrency: int = 8, max_retries: int = 8, timeout: float = 60.0,
-                 backoff_base: float = 0.5, backoff_max: float = 30.0, **_ignored: object):
+                 concurrency: int = 8, max_retries: int | None = None, timeout: float | None = None,
+                 backoff_base: float | None = None, backoff_max: float = 30.0, **_ignored: object):
+        # the retry budget: arguments, else FRAMEBENCH_OPENAI_MAX_RETRIES / _BACKOFF / _TIMEOUT, else defaults
+        max_retries = int(_env_number("FRAMEBENCH_OPENAI_MAX_RETRIES", 8, int)) if max_retries is None else max_retries
+        backoff_base = _env_number("FRAMEBENCH_OPENAI_BACKOFF", 0.5) if backoff_base is None else backoff_base
+        timeout = _env_number("FRAMEBENCH_OPENAI_TIMEOUT", 60.0) if timeout is None else timeout
         if concurrency < 1:
             raise UserError(f"--concurrency must be a positive integer, got {concurrency}")
         self.model = model
@@ -50,10 +90,10 @@ class OpenAIBackend:
         self.retries = 0  # retries made so far (all calls)
 
     def fingerprint(self) -> str:
-        return f"openai:{self.model}@{self.base_url}"
+        return f"openai:{self.model}@{redact_url(self.base_url)}"
 
     def info(self) -> dict[str, str]:
-        return {"base_url": self.base_url, "api_model": self.model, "chat_template_hash": ""}
+        return {"base_url": redact_url(self.base_url), "api_model": self.model, "chat_template_hash": ""}
 
     def _api_key(self) -> str:
         key = os.environ.get("OPENAI_API_KEY")
@@ -123,7 +163,10 @@ class OpenAIBackend:
                     raise UserError(f"{self.spec}: request rejected (HTTP {status}): {_short(exc)}") from None
                 if attempt == self.max_retries:
                     raise RetriesExhausted(
-                        f"{self.spec}: request {index} failed after {attempt + 1} attempts: {_short(exc)}") from None
+                        f"{self.spec}: the server at {redact_url(self.base_url)} failed request {index} "
+                        f"{attempt + 1} times (last: {_short(exc)}); is it running? Answers so far are "
+                        "stored: rerun the same command to resume (retry budget: "
+                        "FRAMEBENCH_OPENAI_MAX_RETRIES, FRAMEBENCH_OPENAI_BACKOFF)") from None
                 delay = min(self.backoff_max, self.backoff_base * 2 ** attempt) * (0.5 + random.random() / 2)
                 self.retries += 1
                 log.warning("retry %d/%d for request %d in %.2fs after %s: %s", attempt + 1,

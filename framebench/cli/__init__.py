@@ -4,11 +4,14 @@ command bodies so ``--help`` is instant. User mistakes exit 2 with one clear lin
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
-from framebench.cli import build, demo, embodied, partnr, score, text
+from framebench.cli import build, demo, embodied, listing, partnr, score, text, view
 from framebench.errors import UserError
+
+WIDE_HELP = 120  # help columns when stdout is not a terminal (logs, pipes): nothing cut at 80
 
 app = typer.Typer(
     name="framebench",
@@ -21,13 +24,57 @@ app.command("demo")(demo.demo)
 app.command("text")(text.text)
 app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
+app.command("view")(view.view)
+app.command("list")(listing.list_command)
 app.add_typer(build.app, name="build")
 app.add_typer(partnr.app, name="partnr")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from framebench.runinfo import code_version
+
+        typer.echo(f"framebench {code_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the version (with the git commit) and exit."),
+) -> None:
+    """Measure how the framing of a request changes what a language model answers or does."""
+
+
+def _plain_flags(command: Any) -> None:
+    """Boolean flags take no value: show them without a ``<bool>`` type placeholder."""
+    for param in command.params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    make_help_option = command.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        option = make_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = get_help_option
+    for sub in getattr(command, "commands", {}).values():
+        _plain_flags(sub)
+
+
 def main(argv: list[str] | None = None) -> None:
+    import os
+
+    from typer import rich_utils
+
+    if rich_utils.MAX_WIDTH is None and "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        rich_utils.MAX_WIDTH = WIDE_HELP
+    command = typer.main.get_command(app)
+    _plain_flags(command)
     try:
-        app(args=argv, prog_name="framebench", standalone_mode=True)
+        command(args=argv, prog_name="framebench", standalone_mode=True)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -9,10 +9,10 @@ def framingqa(
     source: str = typer.Option(..., "--source", help="A folder laid out like ../shared/data, 'hf', or a "
                                "prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set)."),
     out: Path = typer.Option(..., "--out", help="Output folder for items.jsonl and the build report."),
-    generator: str = typer.Option("extractive", "--generator", help="extractive|llm"),
+    generator: str = typer.Option("extractive", "--generator", help="extractive or llm."),
     tasks: str = typer.Option(None, "--tasks",
-                              help="Comma-separated tasks to build (default: every registered domain: "
-                              "law_issue_spotting, law_hearsay, finance, medicine)."),
+                              help="Comma-separated tasks to build (default: every registered domain; "
+                              "framebench list tasks)."),
     model: str = typer.Option(None, "--model", help="llm generator: backend spec (hf:..., openai:..., smollm2)."),
     review: Path = typer.Option(None, "--review", help="llm generator: review JSONL "
                                 "(default OUT/premise_review.jsonl); mark 'accepted' true/false, then rerun."),
@@ -23,9 +23,11 @@ def framingqa(
 ) -> None:
     """Build FramingQA items (Table 7 variants) for law, hearsay, finance and medicine."""
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from text_eval.build import BuildOptions, build
     from text_eval.premises import ExtractiveSettings
 
+    check_out_folder(out)
     if max_evidence < 1:
         raise UserError("--max-evidence must be at least 1")
     backend = None

@@ -16,8 +16,10 @@ def omit(
     import time
 
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from text_eval.omit.pipeline import AUTHORED_FILE, build_from_authored, build_from_moralchoice
 
+    check_out_folder(out)
     if not source.is_dir():
         raise UserError(f"{source}: not a folder")
     started = time.perf_counter()
@@ -25,8 +27,10 @@ def omit(
         report = build_from_authored(source, out)
     else:
         from framebench.backends import load_backend
+        from text_eval.omit.seed import load_seed, locate_seed
 
-        report = build_from_moralchoice(source, load_backend(model), out, batch_size=batch_size)
+        seed = load_seed(locate_seed(source))  # checked before any model is loaded
+        report = build_from_moralchoice(source, load_backend(model), out, batch_size=batch_size, seed=seed)
     funnel = " -> ".join(str(row["count"]) for row in report["funnel"])
     typer.echo(f"funnel {funnel}; {report['items']} items ({report['selected']} selected, "
                f"{report['pool']} pool); {report['new_calls_total']} new model calls of "

@@ -11,6 +11,9 @@ def robotics(
     seed: int = typer.Option(0, "--seed", help="Random seed."),
 ) -> None:
     """Generate PARTNR-format household episodes with framing purposes."""
+    from framebench.paths import check_out_folder
+
+    check_out_folder(out)  # before generating
     from rich.progress import Progress
 
     from embodied.episodes import write_episodes

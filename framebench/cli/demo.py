@@ -50,10 +50,15 @@ def demo(
     from framebench.cli.text import summary_line
     from framebench.console import console as make_console
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 
     console = make_console()
+    for folder in (out, out / "runs", out / "report"):
+        check_out_folder(folder)  # before any model is loaded
+    for _title, run_dir, _run in demo_steps(out, model, planner_replans):
+        check_out_folder(run_dir)
     if not DEMO.exists():
         raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()

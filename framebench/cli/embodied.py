@@ -8,7 +8,8 @@ from framebench.cli.text import MODEL_ARG_HELP
 
 
 def embodied(
-    planner: str = typer.Option(..., "--planner", help="oracle|script:FILE|hf:PATH|openai:NAME|smollm2"),
+    planner: str = typer.Option(..., "--planner", help="oracle, script:FILE, hf:PATH, openai:NAME or smollm2 "
+                                 "(framebench list planners)."),
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
     simulator: str = typer.Option(None, "--simulator", help="symbolic (default) | habitat"),
@@ -19,30 +20,25 @@ def embodied(
                                    help="LLM planners: most replans (PARTNR's replanning_threshold)."),
     max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
-                                       help="Reproduce PARTNR's two evaluation quirks (see docs)."),
+                                       help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
+    force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from framebench import api
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from framebench.registry import engine_for, parse_model_args
 
+    check_out_folder(out)
     if backend is not None:
         if simulator is not None and simulator != backend:
             raise UserError(f"--backend {backend!r} contradicts --simulator {simulator!r} (use --simulator only)")
     chosen = simulator or backend or api.DEFAULT_SIMULATOR
     engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
-    if limit is not None:
-        from embodied.episodes import read_episodes
-        from framebench.console import warn
-
-        n_episodes = len(read_episodes(episodes))
-        if limit < n_episodes:
-            warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
-                 "benchmark's (use --limit for smoke tests only)")
     run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
                                max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
-                               model_args=parse_model_args(model_arg), progress=True)
+                               model_args=parse_model_args(model_arg), progress=True, force=force)
     records = Path(run_dir) / "records.parquet"
     if records.exists():
         from framebench.records import read_records

@@ -14,6 +14,9 @@ def frame(
     out: Path = typer.Option(..., "--out", help="Framed episode file to write (.json.gz)."),
 ) -> None:
     """Write 7 framed variants of every PARTNR episode (only `instruction` and the id change)."""
+    from framebench.paths import check_out_file
+
+    check_out_file(out)
     from partnr_adapters.frame import frame_file
 
     count = frame_file(episodes, purposes, out)
@@ -28,7 +31,10 @@ def ingest(
     model: str = typer.Option(None, "--model", help="Planner spec for the records (default: from the driver's manifest)."),
 ) -> None:
     """Turn PARTNR outputs into framebench records; crashed or missing episodes are listed, never dropped."""
+    from framebench.paths import check_out_folder
     from partnr_adapters.ingest import ingest as run_ingest
+
+    check_out_folder(out)
 
     report = run_ingest(results_dir, episodes, out, model=model)
     for line in report.lines():
@@ -59,7 +65,10 @@ def accept_purposes(
     out: Path = typer.Option(..., "--out", help="Purposes file to write (JSON {episode_id: purposes})."),
 ) -> None:
     """Write the purposes file from the accepted entries of a review file."""
+    from framebench.paths import check_out_file
     from partnr_adapters.purposes import accept_purposes as run_accept
+
+    check_out_file(out)
 
     count = run_accept(review, out)
     typer.echo(f"wrote purposes for {count} episodes to {out}")

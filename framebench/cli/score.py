@@ -13,15 +13,20 @@ from framebench.runs import DUPLICATE_KEY, PROMPTS_FILE, load_runs, read_prompts
 def score(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
     out: Path = typer.Option(..., "--out", help="Report folder (report.json, report.md, report.html)."),
+    viewer_url: str = typer.Option(None, "--viewer-url",
+                                   help="Link report.html's tables to `framebench view` served at "
+                                   "this URL, e.g. http://127.0.0.1:8765/"),
 ) -> None:
     """Score records and write the unified report."""
     from framebench import api
     from framebench.errors import UserError
+    from framebench.paths import check_out_folder
 
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a folder")
+    check_out_folder(out)
+    if viewer_url is not None and not viewer_url.startswith(("http://", "https://", "/")):
+        raise UserError(f"--viewer-url: expected an http(s):// URL or a /path, got {viewer_url!r}")
     scored = api.score(run_dirs)
-    written = api.write_report(scored, out)
+    written = api.write_report(scored, out, viewer_url=viewer_url)
     from framebench.scoring.summary import print_summary
 
     print_summary(scored.report, title="framebench score")

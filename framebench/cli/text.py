@@ -24,6 +24,7 @@ def text(
     base_url: str = typer.Option(None, "--base-url",
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
 ) -> None:
     """Evaluate a model on FramingQA text or OMIT items (resumes when re-run with the same arguments)."""
     import logging
@@ -40,7 +41,7 @@ def text(
     summary = api.run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
                            batch_size=batch_size if batch_size == "auto" else int(batch_size),
                            concurrency=concurrency, conditions=conditions, progress=not quiet,
-                           base_url=base_url, model_args=parse_model_args(model_arg))
+                           base_url=base_url, model_args=parse_model_args(model_arg), force=force)
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 

@@ -14,6 +14,8 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
+# labels are model names and data: never parse them as mathtext ("$\\undefined$" must not crash)
+matplotlib.rcParams["text.parse_math"] = False
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
@@ -44,14 +46,14 @@ def png_base64(fig: Figure, dpi: int = 100) -> str:
 
 
 def plain_label(text: str, limit: int = LABEL_MAX) -> str:
-    """A model or label name safe for matplotlib text: no mathtext, shortened from the left."""
+    """A model or label name shortened from the left (mathtext is off for every figure text)."""
     text = str(text)
     if len(text) > limit and "/" in text:  # a backend spec: keep the scheme and the last name
         scheme = text.split(":", 1)[0] + ":" if ":" in text.split("/", 1)[0] else ""
         text = f"{scheme}…/{text.rstrip('/').rsplit('/', 1)[-1]}"
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return text.replace("$", r"\$")
+    return text
 
 
 def _value(value: Any) -> float:

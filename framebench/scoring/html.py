@@ -28,6 +28,7 @@ from framebench.scoring.markdown import (
     task_order,
 )
 from framebench.scoring.omit import PERSONA_PREFIX
+from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -53,6 +54,8 @@ RANKS = {
     "bias": {"neutral": 0, "correct": 1, "incorrect": 2},
     "level": {"": 0, "root": 1, "propositional": 2, "global": 3},
 }
+SECTION_SUITES = {"FramingQA (text)": "framingqa", "FramingQA robotics (embodied)": "embodied",
+                  "OMIT": "omit"}
 ROW_ORDER = ["condition", "frame", "bias", "level", "distractor", "form", "variant", "item_id"]
 
 
@@ -83,6 +86,23 @@ class GroupView:
     columns: list[str]
     total: int
     contexts: list[ContextView] = field(default_factory=list)
+    key: tuple[str, str, str, str] = ("", "", "", "")  # model, suite, task, format
+
+    @property
+    def model(self) -> str:
+        return self.key[0]
+
+    @property
+    def suite(self) -> str:
+        return self.key[1]
+
+    @property
+    def task(self) -> str:
+        return self.key[2]
+
+    @property
+    def format(self) -> str:
+        return self.key[3]
 
     @property
     def omitted(self) -> int:
@@ -196,6 +216,7 @@ def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
             columns=drilldown_columns(suite),
             total=total_of[key],
             contexts=contexts,
+            key=(str(model), str(suite), str(task), str(fmt)),
         ))
     return groups
 
@@ -212,9 +233,11 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _table_view(table: Table) -> dict[str, Any]:
+def _table_view(table: Table, suite: str = "", viewer_url: str | None = None) -> dict[str, Any]:
+    row_links = ([table_row_url(viewer_url, suite, table.header, row) for row in table.rows]
+                 if viewer_url else [None] * len(table.rows))
     return {"title": table.title, "caption": table.caption, "header": table.header,
-            "rows": table.rows,
+            "rows": table.rows, "links": row_links,
             "numeric": [numeric_column(table, i) for i in range(len(table.header))]}
 
 
@@ -237,9 +260,13 @@ def _meta(records: pd.DataFrame | None) -> str:
 
 def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 prompts: Mapping[str, str] | None = None, *,
-                drilldown_limit: int = DRILLDOWN_LIMIT) -> str:
-    """``report.html``: tables, inline figures and the capped per-context drill-down."""
-    sections = [{"title": s.title, "tables": [_table_view(t) for t in s.tables]}
+                drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None) -> str:
+    """``report.html``: tables, inline figures and the capped per-context drill-down. With a
+    ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
+    contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``)."""
+    sections = [{"title": s.title,
+                 "tables": [_table_view(t, SECTION_SUITES.get(s.title, ""), viewer_url)
+                            for t in s.tables]}
                 for s in report_sections(report)]
     figures = [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
     template = _environment().get_template("report.html.j2")
@@ -256,4 +283,17 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
         figures=figures,
         groups=drilldown(records, prompts or {}, drilldown_limit),
         limit=drilldown_limit,
+        viewer=_viewer_links(viewer_url),
     )
+
+
+def _viewer_links(viewer_url: str | None) -> dict[str, Any] | None:
+    """URL builders for the template's drill-down, or None without a viewer."""
+    if not viewer_url:
+        return None
+    return {
+        "group": lambda group: records_url(viewer_url, {
+            "model": group.model, "suite": group.suite, "task": group.task,
+            "format": group.format}),
+        "context": lambda group, context: context_url(viewer_url, group.suite, context.context_id),
+    }

@@ -296,8 +296,26 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     )
 
 
-def embodied_tables(emb: Mapping[str, Any]) -> list[Table]:
-    return [t for t in (embodied_table(emb, metric) for metric in EMBODIED_METRICS) if t]
+def embodied_evaluation_table(evaluation: Mapping[str, Any] | None) -> Table | None:
+    """Which evaluation semantics each model's embodied scores come from (run.json ``evaluation``)."""
+    from embodied.evaluation import EVALUATION_MODES
+
+    rows = [[model, mode, EVALUATION_MODES.get(mode, "run.json does not say")]
+            for model in ordered(evaluation or {}) for mode in evaluation[model]]
+    if not rows:
+        return None
+    return Table(
+        title="Embodied: evaluation semantics",
+        caption="intended: PARTNR's documented semantics; partnr-compat: PARTNR's evaluation quirks "
+        "reproduced; partnr-habitat: PARTNR's own scores (with its quirks). See datasets/robotics.md.",
+        header=["Model", "Evaluation", "Meaning"],
+        rows=rows,
+    )
+
+
+def embodied_tables(emb: Mapping[str, Any], evaluation: Mapping[str, Any] | None = None) -> list[Table]:
+    tables = [embodied_table(emb, metric) for metric in EMBODIED_METRICS]
+    return [t for t in (*tables, embodied_evaluation_table(evaluation)) if t]
 
 
 # ---------------------------------------------------------------- OMIT
@@ -441,20 +459,22 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
         sections.append(Section("Headline", [headline]))
     for suite in ordered_suites():
         if report.get(suite.name):
-            sections += suite.sections(report[suite.name])
+            sections += suite.report_sections(report)
     return sections
 
 
 def _md_cell(text: str) -> str:
     """A table cell: pipes and backslashes escaped, no line breaks, no raw HTML (names come from
     data and model specs, and Markdown viewers would render tags)."""
-    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    for char in "[]`":  # no links or code spans made of data
+        text = text.replace(char, "\\" + char)
     # "<" before a digit ("<0.1") cannot open an HTML tag, so it stays readable in the raw file
     return re.sub(r"<(?!\d)", "&lt;", text).replace(">", "&gt;")
 
 
 def table_markdown(table: Table) -> str:
-    lines = [f"### {table.title}", "", f"_{table.caption}_", ""]
+    lines = [f"### {_md_cell(table.title)}", "", f"_{_md_cell(table.caption)}_", ""]
     lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
     lines.append("|" + "|".join("---:" if numeric_column(table, i) else "---"
                                 for i in range(len(table.header))) + "|")

@@ -4,12 +4,16 @@ spirit of OMIT Figures 2, 3, 5 and 6) for the dict returned by
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
+import matplotlib
 from matplotlib.figure import Figure
 
 from framebench.scoring.view import Table
+
+matplotlib.rcParams["text.parse_math"] = False  # model names are labels, never mathtext
 
 PERSONA_NAMES = {"utilitarianism": "Utilitarianism", "deontology": "Deontology", "virtue": "Virtue",
                  "care": "Care", "contractualism": "Contractualism"}
@@ -150,6 +154,18 @@ def _baseline_condition(conds: set[str]) -> str:
     return "M0" if "M0" in conds else sorted(conds, key=_ckey)[0]
 
 
+def _num(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _bar_error(value: float, bound: Any, below: bool) -> float:
+    """Error-bar length from a value to its interval bound: never negative (a constant baseline's
+    bootstrap interval can sit a rounding error off its estimate), zero when either is unknown."""
+    if bound is None or math.isnan(value) or math.isnan(float(bound)):
+        return 0.0
+    return max(value - float(bound), 0.0) if below else max(float(bound) - value, 0.0)
+
+
 def _fig_random(analysis: dict[str, Any]) -> Figure | None:
     rows = analysis.get("random_baselines", {}).get("rows", [])
     if not rows:
@@ -163,10 +179,8 @@ def _fig_random(analysis: dict[str, Any]) -> Figure | None:
                                      (0.2, "complement", "#9e9e9e", "complement")):
         vals = [float("nan") if r[key] is None else r[key] for r in rows]
         # clamped at 0: a rate of exactly 0 or 1 can sit a rounding error outside its interval
-        err = [[100 * max(0.0, v - r[f"{key}_low"]) if r[f"{key}_low"] is not None else 0.0
-                for v, r in zip(vals, rows, strict=True)],
-               [100 * max(0.0, r[f"{key}_high"] - v) if r[f"{key}_high"] is not None else 0.0
-                for v, r in zip(vals, rows, strict=True)]]
+        err = [[100 * _bar_error(v, r[f"{key}_low"], below=True) for v, r in zip(vals, rows, strict=True)],
+               [100 * _bar_error(v, r[f"{key}_high"], below=False) for v, r in zip(vals, rows, strict=True)]]
         heights = [100 * v for v in vals]
         ax.bar([x + offset for x in xs], [0.0 if v != v else v for v in heights], width=0.4, color=color,
                yerr=err, capsize=3, label=name)

@@ -57,6 +57,28 @@ def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.Dat
     return "greedy generation, answer parsed strictly (unparsed = wrong)"
 
 
+def embodied_evaluation(info: Mapping[str, Any]) -> str:
+    """The evaluation semantics of an embodied run (run.json ``evaluation``): ``intended`` or
+    ``partnr-compat`` (symbolic simulator), ``partnr-habitat`` (PARTNR ingest), else ``unknown``."""
+    mode = info.get("evaluation")
+    if isinstance(mode, str) and mode:
+        return mode
+    decoding = info.get("decoding") if isinstance(info.get("decoding"), dict) else {}
+    if info.get("backend") == "symbolic":  # run.json from before the field existed
+        return "partnr-compat" if decoding.get("partnr_compat") else "intended"
+    return "partnr-habitat" if info.get("backend") == "habitat" else "unknown"
+
+
+def embodied_evaluation_by_model(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """``model -> evaluation modes`` over the scored embodied run folders (``run_entry`` dicts)."""
+    modes: dict[str, set[str]] = {}
+    for run in entries:
+        if run.get("evaluation"):
+            for model in run.get("models", []):
+                modes.setdefault(str(model), set()).add(run["evaluation"])
+    return {model: sorted(found) for model, found in sorted(modes.items())}
+
+
 def run_entry(run_dir: Path, records: pd.DataFrame) -> dict[str, Any]:
     """One scored folder: its runs, models, suites and run.json fields."""
     info = _run_info(run_dir)
@@ -77,6 +99,8 @@ def run_entry(run_dir: Path, records: pd.DataFrame) -> dict[str, Any]:
         "answer_mode": answer_mode(models[0] if len(models) == 1 else "", suites[0] if suites else "", info,
                                    records),
     }
+    if "embodied" in suites:
+        entry["evaluation"] = embodied_evaluation(info)
     if info.get("data"):
         entry["data"] = info["data"]
     if info.get("selection"):
@@ -100,6 +124,8 @@ def report_meta(runs: Sequence[tuple[Path, pd.DataFrame]], generated: str | None
         "model_fingerprints": dict(sorted(fingerprints.items())),
         "dataset_hashes": sorted({e["dataset_hash"] for e in entries if e["dataset_hash"]}),
         "runs": entries,
+        # which evaluation semantics each model's embodied scores come from (datasets/robotics.md)
+        "embodied_evaluation": embodied_evaluation_by_model(entries),
     }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from framebench.backends.base import Backend, Decoding
 from framebench.errors import UserError
-from framebench.jsonl import iter_jsonl
+from framebench.jsonl import read_jsonl
 from framebench.runinfo import write_text_atomic
 from framebench.store import ResultStore
 from text_eval.omit import frames, inaction, select
@@ -29,9 +29,11 @@ def _write_stage(out: Path, name: str, rows: list[dict]) -> None:
     write_text_atomic(text, out / "stages" / f"{name}.jsonl")
 
 
-def build_from_moralchoice(source: Path, backend: Backend, out: Path, batch_size: int = 16) -> dict:
-    """Run all stages on the MoralChoice seed under ``source``; returns the build report."""
-    seed = load_seed(locate_seed(source))
+def build_from_moralchoice(source: Path, backend: Backend, out: Path, batch_size: int = 16,
+                           seed: list[dict] | None = None) -> dict:
+    """Run all stages on the MoralChoice seed under ``source`` (or the already loaded ``seed`` rows);
+    returns the build report."""
+    seed = load_seed(locate_seed(source)) if seed is None else seed
     out.mkdir(parents=True, exist_ok=True)
     with ResultStore(out / "store.sqlite") as store:
         gen = CachedGenerator(backend, store, batch_size=batch_size)
@@ -123,8 +125,10 @@ def build_from_authored(source: Path, out: Path) -> dict:
     path = source / AUTHORED_FILE
     scenarios = []
     seen: set[str] = set()
-    for n, row in iter_jsonl(path, "scenario"):
+    for n, row in read_jsonl(path, "scenario"):
         scenarios.append(_check_authored(row, path, n, seen))
+    if not scenarios:
+        raise UserError(f"{path}: no scenarios")
     funnel = [{"stage": "seed", "label": "Project-authored scenarios", "count": len(scenarios),
                "dropped": {}}]
     dropped: list[dict] = []

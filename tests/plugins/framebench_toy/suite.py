@@ -36,5 +36,5 @@ class ParitySuite(Suite):
                                            ["Model", "Items", "Accuracy (%)"], rows)])]
 
 
-PARITY = ParitySuite("parity", "Parity (toy)", tasks=("parity",), order=90,
+PARITY = ParitySuite("parity", "Parity (toy)", tasks=("parity",), order=90, formats=("binary",),
                      drilldown_columns=("item_id", "gold", "answer", "parse", "correct"))

@@ -1,0 +1,54 @@
+"""``framebench view``: browse every record of one or more runs in a local web app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+DEFAULT_PORT = 8765
+HOST = "127.0.0.1"
+
+
+def _check_port(port: int) -> None:
+    """A busy port as one line (werkzeug itself would print a paragraph and exit 1)."""
+    import socket
+
+    from framebench.errors import UserError
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError as exc:
+            raise UserError(f"--port {port}: cannot listen on {HOST} ({exc.strerror or exc})") from None
+
+
+def view(
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR...",
+                                          help="Run folders holding records.parquet."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535,
+                             help="Port on 127.0.0.1 (0: any free port)."),
+) -> None:
+    """Browse records in a local web app: filters, search, pagination, contexts side by side."""
+    from werkzeug.serving import make_server
+
+    from framebench.viewer.app import create_app
+    from framebench.viewer.data import load_run_data
+
+    _check_port(port)  # before loading: a busy port fails fast
+    data = load_run_data(run_dirs)
+    app = create_app(data)
+    server = make_server(HOST, port, app, threaded=True)
+    url = f"http://{HOST}:{server.server_port}/"
+    typer.echo(f"serving {len(data):,} records from {len(run_dirs)} run(s) at {url} "
+               f"(report: {url}report; Ctrl-C stops)")
+    import sys
+
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

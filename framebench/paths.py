@@ -1,0 +1,49 @@
+"""Ids that become file names: checked, never used as paths unchecked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from framebench.errors import UserError
+
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=,-]{0,199}$")
+
+
+def check_safe_name(value: str, where: str) -> str:
+    """``value`` when it can be a single file name (no separators, no leading dot); else a UserError."""
+    if not isinstance(value, str) or not SAFE_NAME.fullmatch(value):
+        shown = repr(value)[:60]
+        raise UserError(f"{where}: {shown} cannot name a file (use letters, digits and _ - . : @ + = , "
+                        "and do not start with a dot)")
+    return value
+
+
+def child_path(folder: Path, name: str, suffix: str = "") -> Path:
+    """``folder / (name + suffix)`` after checking that it stays inside ``folder``."""
+    check_safe_name(name, str(folder))
+    path = folder / f"{name}{suffix}"
+    if path.resolve().parent != folder.resolve():
+        raise UserError(f"{folder}: {name!r} would leave the folder")
+    return path
+
+
+def check_out_folder(out: Path, flag: str = "--out") -> Path:
+    """``out`` can be (or become) a folder: neither it nor a parent is an existing file."""
+    out = Path(out)
+    for candidate in (out, *out.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                shown = out if candidate == out else f"{out} (its parent {candidate})"
+                raise UserError(f"{flag} {shown}: exists and is not a folder")
+            break
+    return out
+
+
+def check_out_file(out: Path, flag: str = "--out") -> Path:
+    """``out`` can be written as a file: it is not a folder and its parent can be a folder."""
+    out = Path(out)
+    if out.is_dir():
+        raise UserError(f"{flag} {out}: is a folder; name a file")
+    check_out_folder(out.parent, flag)
+    return out

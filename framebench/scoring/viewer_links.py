@@ -1,0 +1,67 @@
+"""URLs into the results browser (``framebench view``), shared by its pages and by report.html.
+
+The URL scheme (documented in the README, stable):
+
+- ``BASE?model=M&suite=S&task=T&format=F&bias=B&level=L&condition=C&correct=yes|no&parse=P``
+  ``&context=ID&q=TEXT&page=N&per_page=N`` — the records, filtered (every parameter optional;
+  repeat one to allow several values);
+- ``BASE context?suite=S&id=ID[&model=M...]`` — one context with every variant side by side;
+- ``BASE report`` — the report computed from the served records, its tables linking here.
+
+``BASE`` is where the viewer is served: ``/`` inside the viewer, or the ``--viewer-url`` given
+to ``framebench score`` (e.g. ``http://127.0.0.1:8765/``) for a static report.html.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from urllib.parse import urlencode
+
+Params = Mapping[str, str | Sequence[str]]
+
+
+def _base(base: str) -> str:
+    return base if base.endswith("/") else base + "/"
+
+
+def _pairs(params: Params) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for name, value in params.items():
+        values: Iterable[str] = [value] if isinstance(value, str) else value
+        pairs += [(name, str(v)) for v in values if v not in ("", None)]
+    return pairs
+
+
+def records_url(base: str, params: Params) -> str:
+    query = urlencode(_pairs(params))
+    return _base(base) + (f"?{query}" if query else "")
+
+
+def context_url(base: str, suite: str, context_id: str, models: Sequence[str] = ()) -> str:
+    return _base(base) + "context?" + urlencode(_pairs({"suite": suite, "id": context_id,
+                                                         "model": list(models)}))
+
+
+# report table header -> viewer filter; "Task" cells are raw task names except the pooled row
+HEADER_FILTERS = {"Model": "model", "Task": "task", "Format": "format", "Condition": "condition"}
+POOLED = {"task": {"all (pooled)", "all"}, "model": {"Mean"}}
+# display names of record values some tables show instead of the value (markdown.FORMAT_NAMES)
+DISPLAYED = {"format": {"binary yes/no": "binary", "multiple choice": "mc",
+                        "robotics (completion)": "episode"}}
+RECORD_VALUES = {"format": {"binary", "mc", "episode"}}
+
+
+def table_row_url(base: str, suite: str, header: Sequence[str], row: Sequence[str]) -> str | None:
+    """The viewer's records behind one row of a report table, or None when the row has no model
+    (e.g. a mean over models)."""
+    params: dict[str, str] = {"suite": suite}
+    for name, cell in zip(header, row, strict=False):
+        key = HEADER_FILTERS.get(name)
+        if not key or cell in POOLED.get(key, ()):
+            continue
+        value = DISPLAYED.get(key, {}).get(cell.lower(), cell)
+        if key not in RECORD_VALUES or value in RECORD_VALUES[key]:
+            params[key] = value
+    if "model" not in params:
+        return None
+    return records_url(base, params)

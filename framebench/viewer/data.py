@@ -1,0 +1,183 @@
+"""The records the viewer browses: every row of the given run folders, held once in memory in
+display order, with each row's prompt; filtering, free-text search and context look-up.
+
+Filters are exact matches on record columns (several values of one column are OR-ed, columns are
+AND-ed); ``q`` is a case-insensitive substring search over the prompt (question) and the model
+output. Nothing here touches the HTML: see ``framebench.viewer.app``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from framebench.errors import UserError
+
+# query parameter -> record column, in the order the filter bar shows them
+FILTERS: dict[str, str] = {
+    "model": "model",
+    "suite": "suite",
+    "task": "task",
+    "format": "format",
+    "bias": "bias",
+    "level": "level",
+    "condition": "condition",
+    "correct": "correct",
+    "parse": "parse",
+    "context": "context_id",
+}
+CHOICE_FILTERS = [name for name in FILTERS if name != "context"]  # shown as drop-downs
+BOOLEAN_VALUES = {"yes": True, "no": False}
+
+
+@dataclass
+class Query:
+    """One request's filters, search text and page (already validated)."""
+
+    filters: dict[str, list[str]] = field(default_factory=dict)
+    text: str = ""
+    page: int = 1
+    per_page: int = 50
+
+
+@dataclass
+class Page:
+    rows: pd.DataFrame
+    matched: int
+    page: int
+    pages: int
+    first: int  # 1-based index of the first row shown (0 when none)
+
+
+class RunData:
+    """All records of the run folders, sorted for display, with a ``prompt`` column."""
+
+    def __init__(self, records: pd.DataFrame) -> None:
+        from framebench.scoring.html import _display_order
+
+        records = _display_order(records).reset_index(drop=True)
+        self.records = records
+        self.choices: dict[str, list[str]] = {
+            name: _choices(records[FILTERS[name]]) for name in CHOICE_FILTERS
+        }
+        self._contexts = records.groupby(["suite", "context_id"], sort=False).indices
+        prompts = records["prompt"]
+        self._prompt_codes, self._prompt_values = pd.factorize(prompts)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    # ------------------------------------------------------------ filtering
+
+    def mask(self, query: Query) -> np.ndarray:
+        keep = np.ones(len(self.records), dtype=bool)
+        for name, values in query.filters.items():
+            column = self.records[FILTERS[name]]
+            if name == "correct":
+                wanted = [BOOLEAN_VALUES[v] for v in values]
+                keep &= column.fillna(False).astype(bool).isin(wanted).to_numpy()
+            else:
+                keep &= column.isin(values).to_numpy()
+        if query.text:
+            keep &= self._text_mask(query.text)
+        return keep
+
+    def _text_mask(self, text: str) -> np.ndarray:
+        in_output = self.records["output"].fillna("").str.contains(text, case=False, regex=False)
+        # prompts repeat across models and runs: search each distinct prompt once
+        prompt_hits = pd.Series(self._prompt_values).str.contains(text, case=False, regex=False)
+        in_prompt = prompt_hits.to_numpy()[self._prompt_codes]
+        return in_output.to_numpy() | in_prompt
+
+    def page(self, query: Query) -> Page:
+        positions = np.flatnonzero(self.mask(query))
+        matched = len(positions)
+        pages = max(1, -(-matched // query.per_page))
+        page = min(query.page, pages)
+        start = (page - 1) * query.per_page
+        shown = positions[start:start + query.per_page]
+        return Page(self.records.iloc[shown], matched, page, pages, start + 1 if len(shown) else 0)
+
+    def context(self, suite: str, context_id: str, models: Sequence[str] = ()) -> pd.DataFrame:
+        """Every row of one context (all models unless ``models`` names some), display order."""
+        positions = self._contexts.get((suite, context_id))
+        if positions is None:
+            return self.records.iloc[0:0]
+        rows = self.records.iloc[positions]
+        return rows[rows["model"].isin(models)] if models else rows
+
+
+def _choices(column: pd.Series) -> list[str]:
+    if column.dtype == bool or column.name == "correct":
+        return list(BOOLEAN_VALUES)
+    values = column.dropna().astype(str).unique().tolist()
+    return sorted(v for v in values if v != "")
+
+
+def parse_query(args: Mapping[str, Sequence[str]], choices: Mapping[str, list[str]]) -> Query:
+    """A Query from request arguments (each name -> its values); a bad value is a UserError."""
+    filters: dict[str, list[str]] = {}
+    for name in FILTERS:
+        values = [v for v in args.get(name, ()) if v != ""]
+        if not values:
+            continue
+        if name == "correct":
+            bad = [v for v in values if v not in BOOLEAN_VALUES]
+            if bad:
+                raise UserError(f"correct: expected yes or no, got {bad[0]!r}")
+        filters[name] = values
+    text = (args.get("q") or [""])[0].strip()
+    page = _positive_int(args, "page", 1)
+    per_page = min(_positive_int(args, "per_page", 50), 1000)
+    return Query(filters, text, page, per_page)
+
+
+def _positive_int(args: Mapping[str, Sequence[str]], name: str, default: int) -> int:
+    values = args.get(name) or [""]
+    value = values[0].strip()
+    if value == "":
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise UserError(f"{name}: expected a positive whole number, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_run_data(run_dirs: Sequence[Path]) -> RunData:
+    """Every record of the run folders (validated as ``score`` does), each with its prompt."""
+    from framebench.records import read_records
+    from framebench.runs import read_prompts
+
+    frames = []
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            raise UserError(f"{run_dir}: no such run folder")
+        records = read_records(run_dir)
+        prompts = read_prompts(run_dir)
+        mapped = records["item_id"].map(prompts).astype(object)
+        records["prompt"] = mapped.where(mapped.notna(), "")
+        records["run_dir"] = str(run_dir)
+        frames.append(records)
+    if not frames:
+        raise UserError("give at least one run folder")
+    records = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return RunData(records)
+
+
+def shared_prefix(texts: Sequence[str]) -> str:
+    """The longest common start of ``texts``, cut back to a paragraph (blank line) boundary, so a
+    context's shared passage can be shown once above its variants' questions."""
+    texts = [t for t in texts if t]
+    if len(texts) < 2:
+        return ""
+    import os
+
+    prefix = os.path.commonprefix(texts)
+    cut = prefix.rfind("\n\n")
+    return prefix[:cut + 2] if cut > 0 else ""

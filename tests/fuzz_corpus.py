@@ -1,0 +1,674 @@
+"""A generated corpus of malformed inputs over every file-reading entry point of the CLI.
+
+Each case writes its files under a fresh folder and returns the ``framebench`` arguments to run;
+every case must end with exit 2, one ``error:`` line on stderr, no traceback and nothing written
+under ``out``. ``run_case`` runs one in-process and classifies the outcome; ``tally`` counts them.
+Used by tests/test_fuzz_inputs.py and runnable as a script for the before/after tallies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import csv
+import functools
+import gzip
+import io
+import json
+import os
+import signal
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "datasets" / "demo"
+SHARED_DATA = Path(os.environ.get("FRAMEBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
+SEED_CSV = SHARED_DATA / "moralchoice" / "scenarios" / "moralchoice_high_ambiguity.csv"
+
+
+@dataclass
+class Case:
+    family: str
+    name: str
+    make: Callable[[Path], list[str]]  # writes files under the folder, returns CLI args
+
+
+@dataclass
+class Outcome:
+    kind: str  # clean | traceback | accepted | messy | runaway
+    code: object
+    stderr: str
+    detail: str = ""
+
+
+# ---------- valid baselines ----------
+
+def _jsonl(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+
+
+def _demo_items() -> list[dict]:
+    rows = [json.loads(line) for line in (DEMO / "framingqa" / "items.jsonl").open(encoding="utf-8")]
+    binary = next(r for r in rows if r["format"] == "binary" and r["bias"] == "correct")
+    mc = next(r for r in rows if r["format"] == "mc" and r["bias"] == "neutral")
+    return [binary, mc]
+
+
+def _omit_items() -> list[dict]:
+    return [json.loads(line) for line in (DEMO / "omit" / "items.jsonl").open(encoding="utf-8")][:2]
+
+
+def _sheets() -> tuple[list[dict], list[dict]]:
+    src = DEMO / "framingqa" / "source"
+    contexts = [json.loads(line) for line in (src / "contexts.jsonl").open(encoding="utf-8")][:1]
+    sheets = [json.loads(line) for line in (src / "answer_sheets.jsonl").open(encoding="utf-8")][:1]
+    return contexts, sheets
+
+
+def _episode() -> dict:
+    data = json.loads(gzip.decompress((DEMO / "robotics" / "episodes.json.gz").read_bytes()))
+    return data["episodes"][0]
+
+
+def _seed_rows() -> tuple[list[str], list[list[str]]]:
+    if SEED_CSV.is_file():
+        with SEED_CSV.open(encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+        return rows[0], rows[1:3]
+    header = ["scenario_id", "ambiguity", "generation_type", "generation_rule", "context", "action1", "action2"]
+    return header, [["H_001", "high", "Hand-Written", "Do not kill", "You are a soldier.",
+                     "I do not throw the grenade.", "I throw the grenade."],
+                    ["H_002", "high", "Hand-Written", "Do not kill", "Your mother is ill.",
+                     "I refuse to assist.", "I assist."]]
+
+
+def _csv(header: list[str], rows: list[list[str]]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue().encode("utf-8")
+
+
+def _parquet_bytes() -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"a": [1, 2]}), buf)
+    return buf.getvalue()
+
+
+def _deep(n: int = 200_000) -> bytes:
+    return b'{"x": ' + b"[" * n + b"]" * n + b"}\n"
+
+
+# ---------- byte-level mutations of a valid JSON/JSONL/CSV payload ----------
+
+def byte_mutations(valid: bytes, gz_ok: bool = False) -> dict[str, bytes]:
+    """Ways a text file can be the wrong bytes; ``gz_ok``: gzip is a valid container here."""
+    text = valid.decode("utf-8")
+    first = valid.split(b"\n", 1)[0]
+    muts = {
+        "invalid_utf8": valid[: len(first) // 2] + b"\xff\xfe\xc3\x28" + valid[len(first) // 2:],
+        "utf16": text.encode("utf-16"),
+        "utf16_be": text.encode("utf-16-be"),
+        "parquet": _parquet_bytes(),
+        "nul_byte": valid[: len(first) // 2] + b"\x00" + valid[len(first) // 2:],
+        "nul_line": b"\x00\x00\x00\n" + valid,
+        "random_binary": bytes(range(256)) * 4,
+        "latin1": text.replace("e", "\u00e9", 3).encode("latin-1", errors="replace"),
+        "truncated": valid[: max(1, len(first) * 2 // 3)],
+        "deep_nesting": _deep(),
+        "lone_surrogate": text.replace('"', '"\\ud800', 2).encode("utf-8")
+        if text.lstrip().startswith(("{", "[")) else b'"\\ud800"\n',
+        "empty": b"",
+        "whitespace_only": b"  \n\n\t\n",
+    }
+    if not gz_ok:
+        muts["gzip"] = gzip.compress(valid)
+    else:
+        muts["gzip_truncated"] = gzip.compress(valid)[:40]
+        muts["gzip_of_garbage"] = gzip.compress(b"\xff\xfe garbage")
+        muts["gzip_deep"] = gzip.compress(_deep())
+    return muts
+
+
+def _json_line_mutations(valid_row: dict) -> dict[str, bytes]:
+    """Lines that are JSON but not an object, or objects with odd numbers."""
+    return {
+        "array_line": b"[1, 2, 3]\n",
+        "scalar_line": b"42\n",
+        "null_line": b"null\n",
+        "string_line": b'"hello"\n',
+        "nan_line": json.dumps({**valid_row, "nan": float("nan")}).encode() + b"\n",
+        "infinity": json.dumps({**valid_row, "x": float("inf")}).encode() + b"\n",
+        "trailing_garbage": json.dumps(valid_row).encode() + b" }}\n",
+    }
+
+
+# ---------- families ----------
+
+_TYPE_SWAPS = {"int": 7, "none": None, "list": ["x"], "dict": {"a": 1}, "bool": True}
+
+
+def _field_mutations(row: dict, fields: list[str]) -> dict[str, dict | None]:
+    out: dict[str, dict | None] = {}
+    for name in fields:
+        dropped = copy.deepcopy(row)
+        dropped.pop(name, None)
+        out[f"missing_{name}"] = dropped
+        for label, value in _TYPE_SWAPS.items():
+            if isinstance(row.get(name), type(value)) and not (label == "int" and isinstance(row.get(name), bool)):
+                continue
+            changed = copy.deepcopy(row)
+            changed[name] = value
+            out[f"{name}_as_{label}"] = changed
+    return out
+
+
+def item_cases() -> list[Case]:
+    binary, mc = _demo_items()
+    omit_rows = _omit_items()
+
+    def case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            (tmp / "data").mkdir()
+            (tmp / "data" / "items.jsonl").write_bytes(payload)
+            return ["text", "--data", str(tmp / "data"), "--model", "baseline:always-yes",
+                    "--out", str(tmp / "out"), "--quiet"]
+        return Case("items", name, make)
+
+    cases = [case(f"bytes_{k}", v) for k, v in byte_mutations(_jsonl([binary, mc])).items()]
+    cases += [case(f"line_{k}", v) for k, v in _json_line_mutations(binary).items()]
+    fields = ["item_id", "context_id", "suite", "task", "format", "bias", "level", "form", "variant",
+              "option", "distractor", "slot", "gold", "text", "question", "options"]
+    for name, row in _field_mutations(mc, fields).items():
+        cases.append(case(f"mc_{name}", _jsonl([binary, row])))
+    semantic = {
+        "mc_gold_E": {**mc, "gold": "E"},
+        "mc_gold_D_two_options": {**mc, "gold": "D", "options": mc["options"][:2]},
+        "mc_gold_empty": {**mc, "gold": ""},
+        "mc_gold_lowercase": {**mc, "gold": "a"},
+        "binary_gold_maybe": {**binary, "gold": "Maybe"},
+        "binary_gold_empty": {**binary, "gold": ""},
+        "binary_gold_yes_lower": {**binary, "gold": "yes"},
+        "mc_options_ints": {**mc, "options": [1, 2, 3, 4]},
+        "mc_options_mixed": {**mc, "options": ["a", None, "c", "d"]},
+        "mc_options_one": {**mc, "options": ["only"], "gold": "A"},
+        "mc_options_five": {**mc, "options": ["a", "b", "c", "d", "e"]},
+        "mc_options_empty_string": {**mc, "options": ["", "b", "c", "d"]},
+        "binary_with_options": {**binary, "options": ["Yes", "No"]},
+        "suite_omit_task_finance": {**binary, "suite": "omit"},
+        "suite_framingqa_task_omit": {**binary, "task": "omit"},
+        "suite_framingqa_task_robotics": {**binary, "task": "robotics"},
+        "suite_embodied": {**binary, "suite": "embodied", "task": "robotics"},
+        "format_episode": {**binary, "format": "episode"},
+        "bias_unknown": {**binary, "bias": "sideways"},
+        "neutral_with_level": {**mc, "level": "root"},
+        "biased_without_level": {**binary, "level": ""},
+        "item_id_blank": {**binary, "item_id": ""},
+        "context_id_blank": {**binary, "context_id": ""},
+        "question_blank": {**binary, "question": "   "},
+        "text_nul": {**binary, "text": "a\x00b"},
+    }
+    for name, row in semantic.items():
+        cases.append(case(name, _jsonl([row, mc] if row is not mc else [row])))
+    cases.append(case("duplicate_item_id", _jsonl([binary, binary])))
+    omit_sem = {
+        "omit_no_frame": {k: v for k, v in omit_rows[0].items() if k != "frame"},
+        "omit_frame_blank": {**omit_rows[0], "frame": ""},
+        "omit_frame_unknown": {**omit_rows[0], "frame": "sideways"},
+        "omit_format_mc": {**omit_rows[0], "format": "mc"},
+        "omit_conflicts_int": {**omit_rows[0], "conflicts": 3},
+        "omit_bias_correct": {**omit_rows[0], "bias": "correct"},
+    }
+    for name, row in omit_sem.items():
+        cases.append(case(name, _jsonl([row, omit_rows[1]])))
+    return cases
+
+
+def sheet_cases() -> list[Case]:
+    contexts, sheets = _sheets()
+    sheet = sheets[0]
+
+    def case(name: str, sheet_bytes: bytes, context_bytes: bytes | None = None) -> Case:
+        def make(tmp: Path) -> list[str]:
+            src = tmp / "src"
+            src.mkdir()
+            (src / "contexts.jsonl").write_bytes(context_bytes if context_bytes is not None else _jsonl(contexts))
+            (src / "answer_sheets.jsonl").write_bytes(sheet_bytes)
+            return ["build", "framingqa", "--source", str(src), "--out", str(tmp / "out")]
+        return Case("answer_sheets", name, make)
+
+    cases = [case(f"bytes_{k}", v) for k, v in byte_mutations(_jsonl(sheets)).items()
+             if k not in ("empty", "whitespace_only")]
+    cases += [case(f"line_{k}", v) for k, v in _json_line_mutations(sheet).items()
+              if k not in ("nan_line", "infinity")]
+    fields = ["context_id", "task", "gold", "distractors", "mc_options", "gold_letter", "premises",
+              "gold_rephrasings", "evidence"]
+    for name, row in _field_mutations(sheet, fields).items():
+        cases.append(case(name, _jsonl([row])))
+    ev = sheet["evidence"]
+    semantic = {
+        "distractors_ints": {**sheet, "distractors": [1, 2, 3]},
+        "distractors_string": {**sheet, "distractors": "Courts"},
+        "premises_list": {**sheet, "premises": ["a", "b"]},
+        "premises_values_int": {**sheet, "premises": {k: 1 for k in sheet["premises"]}},
+        "premises_value_none": {**sheet, "premises": {**sheet["premises"], sheet["gold"]: None}},
+        "rephrasings_string": {**sheet, "gold_rephrasings": "one"},
+        "rephrasings_ints": {**sheet, "gold_rephrasings": [1, 2]},
+        "rephrasings_none": {**sheet, "gold_rephrasings": [None, None]},
+        "evidence_not_list": {**sheet, "evidence": {"a": 1}},
+        "evidence_entry_string": {**sheet, "evidence": ["e1"]},
+        "evidence_missing_premise": {**sheet, "evidence": [{k: v for k, v in e.items() if k != "premise"} for e in ev]},
+        "evidence_sentences_string": {**sheet, "evidence": [{**e, "sentences": "text"} for e in ev]},
+        "evidence_premise_int": {**sheet, "evidence": [{**e, "premise": 3} for e in ev]},
+        "evidence_extra_key": {**sheet, "evidence": [{**e, "bogus": 1} for e in ev]},
+        "notes_string": {**sheet, "notes": "note"},
+        "unknown_key": {**sheet, "bogus": 1},
+        "gold_letter_int": {**sheet, "gold_letter": 0},
+        "mc_options_ints": {**sheet, "mc_options": [1, 2, 3, 4]},
+    }
+    for name, row in semantic.items():
+        cases.append(case(name, _jsonl([row])))
+    for k, v in list(byte_mutations(_jsonl(contexts)).items())[:6]:
+        cases.append(case(f"contexts_bytes_{k}", _jsonl(sheets), v))
+    return cases
+
+
+def seed_cases() -> list[Case]:
+    header, rows = _seed_rows()
+
+    def case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            src = tmp / "src"
+            (src / "scenarios").mkdir(parents=True)
+            (src / "scenarios" / "moralchoice_high_ambiguity.csv").write_bytes(payload)
+            return ["build", "omit", "--source", str(src),
+                    "--model", "baseline:always-yes", "--out", str(tmp / "out")]
+        return Case("seeds", name, make)
+
+    valid = _csv(header, rows)
+    cases = [case(f"bytes_{k}", v) for k, v in byte_mutations(valid).items()
+             if k not in ("deep_nesting", "lone_surrogate")]
+    cid = header.index("context")
+    for col in ("scenario_id", "ambiguity", "context", "action1", "action2"):
+        i = header.index(col)
+        cases.append(case(f"missing_column_{col}", _csv(header[:i] + header[i + 1:],
+                                                        [r[:i] + r[i + 1:] for r in rows])))
+        if col != "ambiguity":
+            blank = [list(r) for r in rows]
+            blank[0][i] = "  "
+            cases.append(case(f"blank_{col}", _csv(header, blank)))
+    nul = [list(r) for r in rows]
+    nul[0][cid] = "A\x00context"
+    cases.append(case("nul_in_field", _csv(header, nul)))
+    cases.append(case("duplicate_id", _csv(header, [rows[0], rows[0]])))
+    short = [list(r) for r in rows]
+    short[1] = short[1][:3]
+    cases.append(case("short_row", _csv(header, short)))
+    cases.append(case("no_high_rows", _csv(header, [[*r[:1], "low", *r[2:]] for r in rows])))
+    return cases
+
+
+def scenario_cases() -> list[Case]:
+    rows = [json.loads(line) for line in (DEMO / "omit" / "scenarios.jsonl").open(encoding="utf-8")][:2]
+
+    def case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            src = tmp / "src"
+            src.mkdir()
+            (src / "scenarios.jsonl").write_bytes(payload)
+            return ["build", "omit", "--source", str(src), "--out", str(tmp / "out")]
+        return Case("scenarios", name, make)
+
+    cases = [case(f"bytes_{k}", v) for k, v in byte_mutations(_jsonl(rows)).items()]
+    for name, row in list(_field_mutations(rows[0], list(rows[0])).items())[:24]:
+        cases.append(case(name, _jsonl([row, rows[1]])))
+    return cases
+
+
+def _episode_file(episodes: list) -> bytes:
+    return gzip.compress(json.dumps({"episodes": episodes}).encode("utf-8"))
+
+
+def episode_cases() -> list[Case]:
+    ep = _episode()
+
+    def case(name: str, payload: bytes, suffix: str = ".json.gz") -> Case:
+        def make(tmp: Path) -> list[str]:
+            path = tmp / f"episodes{suffix}"
+            path.write_bytes(payload)
+            return ["embodied", "--planner", "oracle", "--episodes", str(path), "--out", str(tmp / "out")]
+        return Case("episodes", name, make)
+
+    plain = json.dumps({"episodes": [ep]}).encode("utf-8")
+    cases = [case(f"bytes_{k}", v, ".json") for k, v in byte_mutations(plain, gz_ok=True).items()]
+    scene = ep["scene"]
+    f0, o0 = scene["furniture"][0], scene["objects"][0]
+
+    def with_scene(**changes) -> dict:
+        return {**copy.deepcopy(ep), "scene": {**copy.deepcopy(scene), **changes}}
+
+    props = ep["evaluation_propositions"]
+    semantic: dict[str, object] = {
+        "not_object": [1],
+        "episodes_not_list": None,
+        "rooms_as_dicts": with_scene(rooms=[{"name": r} for r in scene["rooms"]]),
+        "rooms_as_ints": with_scene(rooms=[1, 2]),
+        "rooms_string": with_scene(rooms="kitchen"),
+        "rooms_duplicate": with_scene(rooms=[*scene["rooms"], scene["rooms"][0]]),
+        "position_string": with_scene(furniture=[{**f0, "position": "1,2"}, *scene["furniture"][1:]]),
+        "position_strings": with_scene(furniture=[{**f0, "position": ["a", "b"]}, *scene["furniture"][1:]]),
+        "position_three": with_scene(furniture=[{**f0, "position": [1, 2, 3]}, *scene["furniture"][1:]]),
+        "position_nan": with_scene(furniture=[{**f0, "position": [float("nan"), 1]}, *scene["furniture"][1:]]),
+        "receptacles_string": with_scene(furniture=[{**f0, "receptacles": "on"}, *scene["furniture"][1:]]),
+        "receptacles_ints": with_scene(furniture=[{**f0, "receptacles": [1]}, *scene["furniture"][1:]]),
+        "furniture_not_object": with_scene(furniture=["table", *scene["furniture"][1:]]),
+        "furniture_duplicate": with_scene(furniture=[*scene["furniture"], f0]),
+        "furniture_articulated_string": with_scene(furniture=[{**f0, "articulated": "yes"}, *scene["furniture"][1:]]),
+        "furniture_components_int": with_scene(furniture=[{**f0, "components": 3}, *scene["furniture"][1:]]),
+        "object_duplicate": with_scene(objects=[*scene["objects"], o0]),
+        "object_named_as_furniture": with_scene(objects=[{**o0, "name": f0["name"]}, *scene["objects"][1:]]),
+        "affordances_int": with_scene(objects=[{**o0, "affordances": 3}, *scene["objects"][1:]]),
+        "affordances_ints": with_scene(objects=[{**o0, "affordances": [1, 2]}, *scene["objects"][1:]]),
+        "object_type_int": with_scene(objects=[{**o0, "type": 5}, *scene["objects"][1:]]),
+        "object_not_object": with_scene(objects=[3, *scene["objects"][1:]]),
+        "agents_empty": with_scene(agents=[]),
+        "agents_string": with_scene(agents=["robot"]),
+        "agents_list_of_ints": with_scene(agents=[1]),
+        "scene_missing": {k: v for k, v in ep.items() if k != "scene"},
+        "episode_id_int": {**ep, "episode_id": 5},
+        "instruction_list": {**ep, "instruction": ["a"]},
+        "propositions_empty": {**ep, "evaluation_propositions": []},
+        "proposition_args_list": {**ep, "evaluation_propositions": [{**props[0], "args": []}]},
+        "proposition_handle_int": {**ep, "evaluation_propositions": [
+            {**props[0], "args": {**props[0]["args"], "object_handles": [3]}}]},
+        "dependency_cycle": {**ep, "evaluation_proposition_dependencies": [
+            {"proposition_indices": [0], "depends_on": [1], "relation_type": "after_satisfied"},
+            {"proposition_indices": [1], "depends_on": [0], "relation_type": "after_satisfied"}]},
+        "dependency_self": {**ep, "evaluation_proposition_dependencies": [
+            {"proposition_indices": [0], "depends_on": [0], "relation_type": "while_satisfied"}]},
+        "temporal_cycle": {**ep, "evaluation_constraints": [
+            *ep["evaluation_constraints"],
+            {"type": "TemporalConstraint", "args": {"dag_edges": [[0, 1], [1, 0]], "n_propositions": 2}}]},
+        "temporal_self_loop": {**ep, "evaluation_constraints": [
+            *ep["evaluation_constraints"],
+            {"type": "TemporalConstraint", "args": {"dag_edges": [[0, 0]], "n_propositions": 2}}]},
+        "constraints_not_list": {**ep, "evaluation_constraints": {"a": 1}},
+        "dependencies_not_list": {**ep, "evaluation_proposition_dependencies": "x"},
+        "constraint_args_list": {**ep, "evaluation_constraints": [
+            {"type": "TerminalSatisfactionConstraint", "args": [0, 1]}]},
+        "info_purposes_missing": {**ep, "info": {k: v for k, v in ep["info"].items() if k != "purposes"}},
+        "object_states_list": {**ep, "object_states": [1]},
+        "id_dotdot": {**ep, "episode_id": "../escaped"},
+        "id_absolute": {**ep, "episode_id": "/tmp/framebench-fuzz-escape"},
+        "id_slash": {**ep, "episode_id": "a/b"},
+        "id_nul": {**ep, "episode_id": "a\x00b"},
+        "id_dot": {**ep, "episode_id": ".."},
+        "duplicate_episode_id": [ep, ep],
+    }
+    for name, value in semantic.items():
+        if value is None:
+            payload = gzip.compress(b'{"episodes": {"a": 1}}')
+        else:
+            payload = _episode_file(value if isinstance(value, list) else [value])
+        cases.append(case(name, payload))
+    def purposes_case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            (tmp / "eps.json.gz").write_bytes(_episode_file([{"episode_id": "7", "instruction": "Tidy up."}]))
+            (tmp / "purposes.json").write_bytes(payload)
+            return ["partnr", "frame", "--episodes", str(tmp / "eps.json.gz"), "--purposes",
+                    str(tmp / "purposes.json"), "--out", str(tmp / "out" / "framed.json.gz")]
+        return Case("episodes", f"purposes_{name}", make)
+
+    valid_purposes = json.dumps({"7": ep["info"]["purposes"]}).encode()
+    cases += [purposes_case(k, v) for k, v in byte_mutations(valid_purposes).items()]
+    for name, row in list(_field_mutations(ep, ["episode_id", "instruction", "scene", "info",
+                                               "evaluation_propositions"]).items()):
+        cases.append(case(f"field_{name}", _episode_file([row])))
+    return cases
+
+
+def _records_frame():
+    import pandas as pd
+
+    from framebench import records as rec
+
+    rows = [
+        rec.make_row(run_id="r", model="baseline:always-yes", suite="framingqa", task="finance", format="binary",
+                     context_id="c1", item_id="c1:1", bias="correct", level="root", form="plain", variant="Q1",
+                     gold="Yes", answer="Yes", correct=True, output="Yes"),
+        rec.make_row(run_id="r", model="baseline:always-yes", suite="omit", task="omit", format="binary",
+                     context_id="s1", item_id="s1:action@M0", bias="neutral", answer="Yes", output="Yes",
+                     frame="action", condition="M0"),
+        rec.make_row(run_id="r", model="baseline:always-yes", suite="omit", task="omit", format="binary",
+                     context_id="s1", item_id="s1:omission@M0", bias="neutral", answer="No", output="No",
+                     frame="omission", condition="M0"),
+    ]
+    return pd.DataFrame(rows, columns=list(rec.COLUMNS))
+
+
+def records_cases() -> list[Case]:
+    def case(name: str, mutate: Callable | None = None, raw: bytes | None = None) -> Case:
+        def make(tmp: Path) -> list[str]:
+            run = tmp / "run"
+            run.mkdir()
+            if raw is not None:
+                (run / "records.parquet").write_bytes(raw)
+            else:
+                df = _records_frame()
+                df = mutate(df)
+                try:
+                    df.to_parquet(run / "records.parquet", index=False)
+                except Exception:  # mixed types in one column: store that column as text
+                    for col in df.columns:
+                        if df[col].dtype == object:
+                            df[col] = df[col].map(lambda v: None if v is None else str(v))
+                    df.to_parquet(run / "records.parquet", index=False)
+            return ["score", str(run), "--out", str(tmp / "out")]
+        return Case("records", name, make)
+
+    valid = b"".join(json.dumps(r).encode() + b"\n" for r in _records_frame().to_dict("records"))
+    cases = [case(f"bytes_{k}", raw=v) for k, v in byte_mutations(valid).items()]
+
+    def setcell(col, value, row=0):
+        def f(df):
+            df[col] = df[col].astype(object)
+            df.at[row, col] = value
+            return df
+        return f
+
+    def drop(col):
+        return lambda df: df.drop(columns=[col])
+
+    def prompts_case(name: str, payload: bytes) -> Case:
+        def make(tmp: Path) -> list[str]:
+            run = tmp / "run"
+            run.mkdir()
+            _records_frame().to_parquet(run / "records.parquet", index=False)
+            (run / "prompts.jsonl").write_bytes(payload)
+            return ["score", str(run), "--out", str(tmp / "out")]
+        return Case("records", f"prompts_{name}", make)
+
+    prompt = {"item_id": "c1:1", "prompt": "Is it?"}
+    cases += [prompts_case(k, v) for k, v in byte_mutations(_jsonl([prompt])).items()
+              if k not in ("empty", "whitespace_only")]
+    cases += [prompts_case("prompt_int", _jsonl([{**prompt, "prompt": 3}])),
+              prompts_case("item_id_missing", _jsonl([{"prompt": "x"}]))]
+
+    from framebench import records as rec
+
+    for col in rec.COLUMNS:
+        cases.append(case(f"drop_{col}", drop(col)))
+    for col in ("suite", "task", "format", "bias", "level", "parse", "frame", "condition", "constraint"):
+        cases.append(case(f"bad_{col}", setcell(col, "bogus")))
+    semantic = {
+        "suite_omit_task_finance": setcell("suite", "omit"),
+        "task_robotics_suite_framingqa": setcell("task", "robotics"),
+        "format_episode_framingqa": setcell("format", "episode"),
+        "format_mc_omit": setcell("format", "mc", 1),
+        "omit_no_frame": setcell("frame", "", 1),
+        "omit_no_condition": setcell("condition", "", 2),
+        "framingqa_with_frame": setcell("frame", "action", 0),
+        "binary_gold_maybe": setcell("gold", "Maybe"),
+        "binary_answer_E": setcell("answer", "E"),
+        "correct_string": setcell("correct", "yes"),
+        "percent_complete_2": setcell("percent_complete", 2.0),
+        "item_id_blank": setcell("item_id", ""),
+        "context_id_blank": setcell("context_id", ""),
+        "model_blank": setcell("model", ""),
+        "run_id_none": setcell("run_id", None),
+        "duplicate_row": lambda df: __import__("pandas").concat([df, df.iloc[[0]]], ignore_index=True),
+        "sim_steps_string": setcell("sim_steps", "many"),
+    }
+    for name, fn in semantic.items():
+        cases.append(case(name, fn))
+    return cases
+
+
+def stats_cases() -> list[Case]:
+    suffixes = ("neutral", "correct_root", "correct_propositional", "correct_global",
+                "incorrect_root", "incorrect_propositional", "incorrect_global")
+    good = {"task_percent_complete": 0.5, "task_state_success": 0.0, "sim_step_count": 10,
+            "replanning_count_0": 2, "runtime": 1.0}
+
+    def case(name: str, stats_file: object) -> Case:
+        def make(tmp: Path) -> list[str]:
+            episodes = [{"episode_id": f"42__{s}", "instruction": "Do it.", "scene_id": "s",
+                         "info": {"constraint_type": "none"}, "evaluation_propositions": []} for s in suffixes]
+            framed = tmp / "framed.json.gz"
+            framed.write_bytes(gzip.compress(json.dumps({"episodes": episodes}).encode()))
+            stats = tmp / "results" / "stats"
+            stats.mkdir(parents=True)
+            for s in suffixes:
+                (stats / f"42__{s}.json").write_text(json.dumps({"success": True, "stats": json.dumps(good)}))
+            payload = stats_file if isinstance(stats_file, bytes) else json.dumps(stats_file).encode()
+            (stats / "42__neutral.json").write_bytes(payload)
+            return ["partnr", "ingest", str(tmp / "results"), "--episodes", str(framed), "--out", str(tmp / "out")]
+        return Case("stats", name, make)
+
+    cases = []
+    for key in good:
+        for label, value in (("string", "x"), ("none", None), ("list", [1]), ("bool", True)):
+            if (key == "runtime" and label == "none") or (key == "task_state_success" and label == "bool"):
+                continue  # runtime may be absent; PARTNR may write the success flag as a boolean
+            cases.append(case(f"{key}_{label}", {"success": True, "stats": json.dumps({**good, key: value})}))
+    cases += [
+        case("percent_above_one", {"success": True, "stats": json.dumps({**good, "task_percent_complete": 1.5})}),
+        case("percent_negative", {"success": True, "stats": json.dumps({**good, "task_percent_complete": -0.1})}),
+        case("steps_negative", {"success": True, "stats": json.dumps({**good, "sim_step_count": -3})}),
+        case("steps_fraction", {"success": True, "stats": json.dumps({**good, "sim_step_count": 2.5})}),
+        case("replans_negative", {"success": True, "stats": json.dumps({**good, "replanning_count_0": -1})}),
+        case("percent_missing", {"success": True, "stats": json.dumps({k: v for k, v in good.items()
+                                                                       if k != "task_percent_complete"})}),
+        case("success_string", {"success": "yes", "stats": json.dumps(good)}),
+        case("success_missing", {"stats": json.dumps(good)}),
+        case("stats_list", {"success": True, "stats": [1, 2]}),
+        case("stats_number", {"success": True, "stats": 3}),
+        case("stats_string_not_json", {"success": True, "stats": "not json"}),
+        case("stats_string_list", {"success": True, "stats": "[1]"}),
+        case("top_level_list", [1, 2]),
+        case("info_dict_on_crash", {"success": False, "info": {"a": 1}}),
+        case("percent_nan_literal", b'{"success": true, "stats": {"task_percent_complete": NaN}}'),
+        case("stats_deep_string", {"success": True, "stats": _deep(50_000).decode()}),
+    ]
+    return cases
+
+
+def ingest_id_cases() -> list[Case]:
+    """Framed episode ids that would walk out of the results tree."""
+    def case(name: str, base: str) -> Case:
+        def make(tmp: Path) -> list[str]:
+            suffixes = ("neutral",)
+            episodes = [{"episode_id": f"{base}__{s}", "instruction": "Do it.", "scene_id": "s",
+                         "info": {}, "evaluation_propositions": []} for s in suffixes]
+            framed = tmp / "framed.json.gz"
+            framed.write_bytes(gzip.compress(json.dumps({"episodes": episodes}).encode()))
+            (tmp / "results" / "stats").mkdir(parents=True)
+            return ["partnr", "ingest", str(tmp / "results"), "--episodes", str(framed), "--out", str(tmp / "out")]
+        return Case("stats", name, make)
+
+    return [case("id_dotdot", "../../secret"), case("id_absolute", "/etc/passwd"), case("id_slash", "a/b")]
+
+
+@functools.cache
+def all_cases() -> list[Case]:
+    return (item_cases() + sheet_cases() + seed_cases() + scenario_cases() + episode_cases()
+            + records_cases() + stats_cases() + ingest_id_cases())
+
+
+# ---------- running ----------
+
+class _Runaway(Exception):
+    pass
+
+
+def _alarm(*_args):
+    raise _Runaway()
+
+
+def run_case(case: Case, tmp: Path, seconds: int = 60) -> Outcome:
+    from framebench.cli import main
+
+    argv = case.make(tmp)
+    out = tmp / "out"
+    err, std = io.StringIO(), io.StringIO()
+    code: object = 0
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    limit = sys.getrecursionlimit()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
+            try:
+                main(argv)
+            except SystemExit as exc:
+                code = exc.code
+    except _Runaway:
+        return Outcome("runaway", None, err.getvalue())
+    except BaseException as exc:  # noqa: BLE001 - anything escaping main is a traceback
+        return Outcome("traceback", None, err.getvalue(), f"{type(exc).__name__}: {str(exc)[:200]}")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        sys.setrecursionlimit(limit)
+    stderr = err.getvalue()
+    if code in (0, None):
+        return Outcome("accepted", 0, stderr)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    partial = out.exists() and any(p.is_file() for p in out.rglob("*"))
+    escaped = Path("/tmp/framebench-fuzz-escape").exists() or (tmp.parent / "escaped").exists()
+    if code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and not partial and not escaped \
+            and "Traceback" not in stderr:
+        return Outcome("clean", code, stderr)
+    return Outcome("messy", code, stderr, f"lines={len(lines)} partial={partial} escaped={escaped}")
+
+
+def tally(outcomes: list[Outcome]) -> Counter:
+    return Counter(o.kind for o in outcomes)
+
+
+if __name__ == "__main__":  # python tests/fuzz_corpus.py: print the tallies
+    import tempfile
+
+    sys.path.insert(0, str(REPO))
+    cases = all_cases()
+    results: list[tuple[Case, Outcome]] = []
+    with tempfile.TemporaryDirectory() as root:
+        for i, c in enumerate(cases):
+            folder = Path(root) / f"c{i}"
+            folder.mkdir()
+            results.append((c, run_case(c, folder)))
+    by_family: dict[str, Counter] = {}
+    for c, o in results:
+        by_family.setdefault(c.family, Counter())[o.kind] += 1
+    print(f"{len(cases)} cases: {dict(tally([o for _, o in results]))}")
+    for fam, counts in by_family.items():
+        print(f"  {fam}: {dict(counts)}")
+    for c, o in results:
+        if o.kind != "clean":
+            print(f"{o.kind:9} {c.family}/{c.name}: {o.detail or o.stderr.strip()[:160]!r}")
