@@ -37,10 +37,11 @@ class EmbodiedSuite(Suite):
         return score_embodied(records)
 
     def sections(self, metrics, evaluation: str | None = None):
+        from embodied.evaluation import EVALUATION_MODES
         from framebench.scoring.markdown import embodied_tables
         from framebench.scoring.view import Section
 
-        return [Section(self.title, embodied_tables(metrics, evaluation))]
+        return [Section(self.title, embodied_tables(metrics, evaluation, EVALUATION_MODES))]
 
     def report_sections(self, report):
         """The tables name the evaluation mode the runs declared (report ``meta``)."""

@@ -296,11 +296,12 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     )
 
 
-def embodied_evaluation_table(evaluation: Mapping[str, Any] | None) -> Table | None:
-    """Which evaluation semantics each model's embodied scores come from (run.json ``evaluation``)."""
-    from embodied.evaluation import EVALUATION_MODES
-
-    rows = [[model, mode, EVALUATION_MODES.get(mode, "run.json does not say")]
+def embodied_evaluation_table(evaluation: Mapping[str, Any] | None,
+                              meanings: Mapping[str, str] | None = None) -> Table | None:
+    """Which evaluation semantics each model's embodied scores come from (run.json ``evaluation``;
+    ``meanings``: mode -> description, from the embodied suite)."""
+    meanings = meanings or {}
+    rows = [[model, mode, meanings.get(mode, "run.json does not say")]
             for model in ordered(evaluation or {}) for mode in evaluation[model]]
     if not rows:
         return None
@@ -313,9 +314,10 @@ def embodied_evaluation_table(evaluation: Mapping[str, Any] | None) -> Table | N
     )
 
 
-def embodied_tables(emb: Mapping[str, Any], evaluation: Mapping[str, Any] | None = None) -> list[Table]:
+def embodied_tables(emb: Mapping[str, Any], evaluation: Mapping[str, Any] | None = None,
+                    meanings: Mapping[str, str] | None = None) -> list[Table]:
     tables = [embodied_table(emb, metric) for metric in EMBODIED_METRICS]
-    return [t for t in (*tables, embodied_evaluation_table(evaluation)) if t]
+    return [t for t in (*tables, embodied_evaluation_table(evaluation, meanings)) if t]
 
 
 # ---------------------------------------------------------------- OMIT
