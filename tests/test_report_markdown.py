@@ -190,7 +190,7 @@ def test_omit_analysis_is_an_ordinary_section():
     text = render_markdown(report)
     assert text.index("## OMIT\n") < text.index("## OMIT analyses")
     (row,) = table_rows(text, "conflict-labeled scenarios")
-    assert row == {"Model": "m&lt;x&gt;", "OBR (%)": "50.0", "95% CI": "[20.0, 80.0]", "ABR (%)": "25.0",
+    assert row == {"Model": "m&lt;x&gt;", "OBR (%)": "50.0", "95% CI": "\\[20.0, 80.0\\]", "ABR (%)": "25.0",
                    "FCR (%)": "25.0", "n": "4", "dropped pairs": "1"}
     assert "## OMIT analyses" not in render_markdown({"omit": {**REPORT["omit"], "analysis": {}}})
 
