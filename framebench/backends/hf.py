@@ -197,13 +197,13 @@ class HFBackend:
 
     def __init__(self, path: str, spec: str | None = None, batch_size: int | str = "auto",
                  device: str | None = None, dtype: str | None = None, prefix_reuse: bool = True,
-                 mix_contexts: bool | None = None, **_ignored: object):
+                 mix_contexts: bool | None = None, loaded: tuple | None = None, **_ignored: object):
         import torch
         from transformers import AutoTokenizer
 
         self.spec = spec or f"hf:{path}"
         self.path = path
-        self.model_dir = self._resolve_dir(path)
+        self.model_dir = self._resolve_dir(path) if loaded is None else None
         if isinstance(batch_size, str) and batch_size != "auto":
             batch_size = int(batch_size)
         if isinstance(batch_size, int) and batch_size < 1:
@@ -215,7 +215,11 @@ class HFBackend:
         self._dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
         self.call_size = CALL_SIZE_GPU if self.device.type == "cuda" else None  # None: the runner's default
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+            if loaded is not None:  # an already-loaded (model, tokenizer), see ``from_loaded``
+                self._preloaded, self.tokenizer = loaded
+            else:
+                self._preloaded = None
+                self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         except (OSError, ValueError) as exc:
             raise UserError(f"{path}: cannot load the tokenizer ({' '.join(str(exc).split())[:300]})") from None
         if not getattr(self.tokenizer, "chat_template", None):
@@ -252,7 +256,8 @@ class HFBackend:
 
             hf_logging.disable_progress_bar()
         try:
-            model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self._dtype)
+            model = (self._preloaded if self._preloaded is not None
+                     else AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self._dtype))
         except (OSError, ValueError) as exc:
             raise UserError(f"{self.path}: cannot load the model ({' '.join(str(exc).split())[:300]})") from None
         model.to(self.device).eval()
@@ -283,6 +288,14 @@ class HFBackend:
         self.model  # noqa: B018
         return self._bos_id
 
+    @classmethod
+    def from_loaded(cls, model, tokenizer, spec: str, fingerprint: str, **options) -> HFBackend:
+        """A backend around a model already in memory (e.g. bench/engines.py's random-initialised
+        shapes), identified by the caller's ``fingerprint`` instead of a weights hash."""
+        backend = cls(spec, spec=spec, loaded=(model, tokenizer), **options)
+        backend._fingerprint = fingerprint
+        return backend
+
     @staticmethod
     def _resolve_dir(path: str) -> Path:
         local = Path(path).expanduser()
@@ -312,6 +325,8 @@ class HFBackend:
 
     def info(self) -> dict[str, str]:
         """Extra identity fields for run.json."""
+        if self.model_dir is None:
+            return {"chat_template_hash": self.chat_template_hash, "fingerprint": self.fingerprint()}
         return {"weights_sha256": self.weights_hash(), "chat_template_hash": self.chat_template_hash,
                 "model_dir": str(self.model_dir)}
 
