@@ -9,7 +9,11 @@ merges across the boundary cannot change what the model sees.
 
 Suffixes of different lengths are batched by inserting pad tokens *between* the prefix and the
 suffix with attention mask 0; transformers derives position ids from the mask's cumulative sum, so
-every real token keeps the position it has in the unpadded prompt. ``generate_naive`` (one chat at a
+every real token keeps the position it has in the unpadded prompt. On GPUs one batch also holds rows
+of *different* contexts: each row's prefix keys/values are left-padded (mask 0) to the batch's
+longest prefix, and the same mask-derived positions keep every row's own numbering. The batch's
+cache has room reserved for the suffix and the new tokens, so decoding writes in place. On CPUs
+batches stay within one context (no attention over padding). ``generate_naive`` (one chat at a
 time, no cache, no padding) is the reference these outputs are tested against.
 
 Greedy decoding is set explicitly on a fresh ``GenerationConfig``, and the model's own
