@@ -163,10 +163,11 @@ def _model_slug(spec: str) -> str:
     return slug[:40] or "model"
 
 
-def _calls(jobs: list[Job], size: int = CALL_SIZE) -> list[list[Job]]:
+def _calls(jobs: list[Job], size: int | None = None) -> list[list[Job]]:
     """Pack whole contexts into calls of about ``size`` jobs, so that the variants of a context
     reach the backend together (one shared prefix) and a call never splits a context. A backend
     that batches across contexts (GPU ``hf:``, ``vllm:``) asks for larger calls (``call_size``)."""
+    size = size or CALL_SIZE
     by_context: dict[str, list[Job]] = {}
     for job in jobs:
         by_context.setdefault(job.item["context_id"], []).append(job)
