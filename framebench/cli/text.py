@@ -8,7 +8,7 @@ import typer
 def text(
     data: Path = typer.Option(..., "--data", help="Folder holding items.jsonl."),
     out: Path = typer.Option(..., "--out", help="Run folder (records.parquet, run.json, prompts.jsonl, store)."),
-    model: str = typer.Option(None, "--model", help="hf:PATH|openai:NAME|baseline:KIND|smollm2 (default)."),
+    model: str = typer.Option(None, "--model", help="hf:PATH|vllm:PATH|openai:NAME|baseline:KIND|smollm2 (default)."),
     tasks: str = typer.Option(None, "--tasks", help="Comma-separated tasks to run (default: all)."),
     formats: str = typer.Option(None, "--formats", help="Comma-separated formats: binary,mc (default: both)."),
     limit: int = typer.Option(None, "--limit", help="Run only the first N selected items."),
