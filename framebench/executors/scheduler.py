@@ -1,0 +1,152 @@
+"""The driver loop: units of work over a pool of Ray worker actors, with retries and progress.
+
+Each worker is an actor holding what is expensive to set up (a loaded model, a planner, the parsed
+items) and exposing ``run_unit(index) -> UnitResult``. The driver keeps every worker busy with one
+unit at a time; when a worker dies (killed, out of memory, node lost) its unit goes back to the
+front of the queue and a fresh worker takes its place. A unit fails the run only after
+``max_attempts`` worker deaths, or at once when the unit itself raises (a user error, a bug).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from framebench.errors import UserError
+
+MAX_ATTEMPTS = 4
+
+
+@dataclass
+class UnitResult:
+    items: int  # items (records) the unit covers
+    generated: int  # of those, produced now (the rest were served from the store or a shard)
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. the model's spec and fingerprint
+
+
+@dataclass
+class PoolStats:
+    units: int = 0
+    items: int = 0
+    generated: int = 0
+    worker_deaths: int = 0
+    retried_units: int = 0
+    seconds: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"units": self.units, "items": self.items, "generated": self.generated,
+                "worker_deaths": self.worker_deaths, "retried_units": self.retried_units,
+                "seconds": round(self.seconds, 3)}
+
+
+class _Bar:
+    """Units and items done, rate and ETA (rich), or nothing when quiet."""
+
+    def __init__(self, enabled: bool, label: str, units: int, items: int):
+        self.bar = None
+        if not enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("items, units {task.fields[units]}"), TimeElapsedColumn(),
+                            TextColumn("ETA"), TimeRemainingColumn())
+        self.bar.start()
+        self.units = units
+        self.task = self.bar.add_task(label, total=items, units=f"0/{units}")
+
+    def advance(self, done_units: int, items: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, advance=items, units=f"{done_units}/{self.units}")
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _cause(exc: BaseException) -> BaseException:
+    return getattr(exc, "cause", None) or exc
+
+
+def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_sizes: Sequence[int], *,
+              label: str = "units", progress: bool = True, max_attempts: int = MAX_ATTEMPTS) -> PoolStats:
+    """Run units ``0..len(unit_sizes)-1`` (``unit_sizes[i]`` items each, for progress) on
+    ``n_workers`` actors from ``make_worker``; return totals. Bounded: every loop turn finishes a
+    unit or records a worker death, and deaths per unit are capped."""
+    from ray.exceptions import (
+        ActorDiedError,
+        ActorUnavailableError,
+        RayActorError,
+        RayTaskError,
+        WorkerCrashedError,
+    )
+
+    lost = (RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError)
+    stats, t0 = PoolStats(), time.perf_counter()
+    queue = deque(range(len(unit_sizes)))
+    attempts = [0] * len(unit_sizes)
+    idle = [make_worker() for _ in range(max(1, min(n_workers, len(unit_sizes))))]
+    running: dict[Any, tuple[Any, int]] = {}
+    bar = _Bar(progress, label, len(unit_sizes), sum(unit_sizes))
+    try:
+        while queue or running:
+            while idle and queue:
+                worker, unit = idle.pop(), queue.popleft()
+                attempts[unit] += 1
+                running[worker.run_unit.remote(unit)] = (worker, unit)
+            ready, _ = ray.wait(list(running), num_returns=1)
+            for ref in ready:
+                worker, unit = running.pop(ref)
+                try:
+                    result: UnitResult = ray.get(ref)
+                except lost:
+                    stats.worker_deaths += 1
+                    if attempts[unit] >= max_attempts:
+                        raise RuntimeError(f"unit {unit}: its worker died {attempts[unit]} times; giving up") from None
+                    stats.retried_units += 1
+                    queue.appendleft(unit)
+                    ray.kill(worker, no_restart=True)
+                    idle.append(make_worker())
+                    continue
+                except RayTaskError as exc:
+                    cause = _cause(exc)
+                    if isinstance(cause, UserError):
+                        raise UserError(str(cause)) from None
+                    raise
+                idle.append(worker)
+                stats.units += 1
+                stats.items += result.items
+                stats.generated += result.generated
+                stats.meta = stats.meta or dict(result.meta)
+                bar.advance(stats.units, result.items)
+    finally:
+        bar.stop()
+        for worker, _ in running.values():
+            ray.kill(worker, no_restart=True)
+        for worker in idle:
+            ray.kill(worker, no_restart=True)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def worker_options(num_cpus: float = 1, num_gpus: float = 0,
+                   resources: dict[str, float] | None = None) -> dict[str, Any]:
+    """Actor options for one worker: its resource request and no automatic restarts (the driver
+    replaces dead workers itself, so a unit is never run twice at once)."""
+    options: dict[str, Any] = {"num_cpus": num_cpus, "max_restarts": 0, "max_task_retries": 0}
+    if num_gpus:
+        options["num_gpus"] = num_gpus
+    if resources:
+        options["resources"] = dict(resources)
+    return options
