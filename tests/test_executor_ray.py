@@ -174,10 +174,9 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes16, oracl
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     """The container driver's batches run as Ray units against a stand-in planner_demo."""
+    from framebench.executors.partnr import run_habitat_ray
     from partnr_adapters import habitat_backend
     from partnr_adapters.habitat_backend import run_habitat
-
-    from framebench.executors.partnr import run_habitat_ray
 
     fake = tmp_path / "fake" / "habitat_llm" / "examples"
     fake.mkdir(parents=True)
@@ -234,3 +233,28 @@ def test_executor_ray_without_ray_is_one_line(monkeypatch, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["text", "--data", str(DEMO / "omit"), "--out", str(tmp_path / "o"), "--executor", "dask"])
     assert exc.value.code == 2
+
+
+def test_sweep_on_ray_runs_every_combination_and_scores(cluster, tmp_path):
+    from framebench.cli import main
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        'out = "sweep"\nexecutor = "ray"\n'
+        f'[text]\nmodels = ["baseline:random", "baseline:always-yes"]\n'
+        f'datasets = ["{DEMO / "framingqa"}", "{DEMO / "omit"}"]\nconditions = ["M0", "M1"]\nlimit = 40\n'
+        f'[embodied]\nplanners = ["oracle"]\nepisodes = ["{DEMO_EPISODES}"]\n'
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep", str(plan), "--quiet"])
+    assert exc.value.code in (0, None)
+    runs = sorted(p.name for p in (tmp_path / "sweep" / "text").iterdir())
+    assert runs == ["baseline-always-yes__framingqa", "baseline-always-yes__omit__M0",
+                    "baseline-always-yes__omit__M1", "baseline-random__framingqa", "baseline-random__omit__M0",
+                    "baseline-random__omit__M1"]
+    run_text("baseline:random", DEMO / "omit", tmp_path / "local", conditions="M1", limit=40, progress=False)
+    assert_same_records(tmp_path / "local", tmp_path / "sweep" / "text" / "baseline-random__omit__M1")
+    report = json.loads((tmp_path / "sweep" / "report" / "report.json").read_text())
+    assert report  # one report over all 7 runs
+    total = sum(len(read_records(p)) for p in (tmp_path / "sweep").glob("*/*") if p.is_dir())
+    assert total == 2 * (40 + 32 + 32) + 28

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from framebench.cli import build, demo, embodied, partnr, score, text
+from framebench.cli import build, demo, embodied, partnr, score, sweep, text
 from framebench.errors import UserError
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ app.command("demo")(demo.demo)
 app.command("text")(text.text)
 app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
+app.command("sweep")(sweep.sweep)
 app.add_typer(build.app, name="build")
 app.add_typer(partnr.app, name="partnr")
 
