@@ -9,11 +9,12 @@ shards and writes the run folder with the local runner, served from the store by
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from framebench.executors.scheduler import UnitResult, run_units, worker_options
-from framebench.executors.shards import ShardedStore, merge_shards, remove_shards
+from framebench.executors.shards import ShardedStore, has_results, merge_shards, remove_shards
 from framebench.executors.text import GPU_KINDS, count_workers
 
 
@@ -36,18 +37,20 @@ class EmbodiedWorker:
         self.settings = run_settings(self.planner, replan_cap, partnr_compat)
         self.store = ShardedStore(out, f"{os.getpid()}-{os.urandom(4).hex()}")
 
-    def run_unit(self, index: int) -> UnitResult:
+    def run_unit(self, index: int, look_elsewhere: bool = True) -> UnitResult:
         from embodied.framing import VARIANTS
         from embodied.runner import run_episode
 
+        t0 = time.perf_counter()
         if self.planner is None:
             self._setup()
         _, _, _, out, replan_cap, partnr_compat, _ = self.args
+        self.store.look_elsewhere = look_elsewhere
         _, generated = run_episode(self.episodes[index], self.planner, self.store, out, self.settings,
                                    replan_cap, partnr_compat)
         meta = {"spec": self.planner.spec, "fingerprint": self.planner.fingerprint(),
                 "settings": self.planner.settings(), "uses_cap": self.planner.uses_cap}
-        return UnitResult(len(VARIANTS), generated, meta)
+        return UnitResult(len(VARIANTS), generated, meta, time.perf_counter() - t0)
 
 
 class StoredPlanner:
@@ -81,6 +84,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
     episodes, out = Path(episodes), Path(out)
     n_episodes = len(read_episodes(episodes)[:limit])  # validates the file before starting Ray
     out.mkdir(parents=True, exist_ok=True)
+    resuming = has_results(out)
     with ray_session(ray_address, num_cpus=workers) as ray:
         kind = planner.partition(":")[0]
         if gpus_per_worker is None:
@@ -91,7 +95,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
         args = (planner, max_new_tokens, str(episodes.resolve()), str(out.resolve()), replan_cap,
                 partnr_compat, limit)
         stats = run_units(ray, lambda: worker_cls.remote(*args), n_workers, [len(VARIANTS)] * n_episodes,
-                          label=f"{planner} on ray (episode variants)", progress=progress)
+                          label=f"{planner} on ray (episode variants)", progress=progress, resuming=resuming)
     merge_shards(out)
     run(StoredPlanner(stats.meta), episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
         progress=False, limit=limit)

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ class HabitatWorker:
     def __init__(self, planner: str, framed: str, out: str, opts: dict[str, Any]):
         self.planner, self.framed, self.out, self.opts = planner, Path(framed), Path(out), opts
 
-    def run_unit(self, index: int) -> UnitResult:
+    def run_unit(self, index: int, look_elsewhere: bool = True) -> UnitResult:
         from partnr_adapters.habitat_backend import driver_command, launcher_here
 
         indices = self.opts["units"][index]
@@ -39,10 +40,11 @@ class HabitatWorker:
         opts.update(indices=",".join(map(str, indices)), batch_size=len(indices))
         shard = f"{SHARDS}/unit-{index}"
         command, env, _ = driver_command(launcher_here(opts), self.planner, self.framed, self.out, shard, opts)
+        t0 = time.perf_counter()
         code = subprocess.call(command, env=env)
         if code != 0:
             raise UserError(f"the PARTNR driver exited with status {code} on unit {index}; see its output")
-        return UnitResult(len(indices), len(indices), {})
+        return UnitResult(len(indices), len(indices), {}, time.perf_counter() - t0)
 
 
 def merge_results(out: Path, n_units: int) -> Path:

@@ -25,6 +25,7 @@ class UnitResult:
     items: int  # items (records) the unit covers
     generated: int  # of those, produced now (the rest were served from the store or a shard)
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. the model's spec and fingerprint
+    seconds: float = 0.0  # time spent inside the unit on the worker
 
 
 @dataclass
@@ -34,13 +35,14 @@ class PoolStats:
     generated: int = 0
     worker_deaths: int = 0
     retried_units: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # driver wall time from the first worker request to the last unit
+    unit_seconds: float = 0.0  # sum of the units' own times on their workers
     meta: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"units": self.units, "items": self.items, "generated": self.generated,
                 "worker_deaths": self.worker_deaths, "retried_units": self.retried_units,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), "unit_seconds": round(self.unit_seconds, 3)}
 
 
 class _Bar:
@@ -80,10 +82,16 @@ def _cause(exc: BaseException) -> BaseException:
 
 
 def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_sizes: Sequence[int], *,
-              label: str = "units", progress: bool = True, max_attempts: int = MAX_ATTEMPTS) -> PoolStats:
+              label: str = "units", progress: bool = True, max_attempts: int = MAX_ATTEMPTS,
+              resuming: bool = True, payload: Callable[[int], Any] | None = None) -> PoolStats:
     """Run units ``0..len(unit_sizes)-1`` (``unit_sizes[i]`` items each, for progress) on
     ``n_workers`` actors from ``make_worker``; return totals. Bounded: every loop turn finishes a
-    unit or records a worker death, and deaths per unit are capped."""
+    unit or records a worker death, and deaths per unit are capped.
+
+    Workers are called ``run_unit(index, look_elsewhere)``: ``look_elsewhere`` is False only for a
+    unit's first attempt in a run that started with nothing stored (``resuming=False``), when no
+    other shard can hold its results and the worker may skip reading them. ``payload(index)``, when
+    given, is passed as a third argument (what the worker needs of the unit, e.g. its items)."""
     from ray.exceptions import (
         ActorDiedError,
         ActorUnavailableError,
@@ -104,7 +112,8 @@ def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_siz
             while idle and queue:
                 worker, unit = idle.pop(), queue.popleft()
                 attempts[unit] += 1
-                running[worker.run_unit.remote(unit)] = (worker, unit)
+                args = (unit, resuming or attempts[unit] > 1) + ((payload(unit),) if payload else ())
+                running[worker.run_unit.remote(*args)] = (worker, unit)
             ready, _ = ray.wait(list(running), num_returns=1)
             for ref in ready:
                 worker, unit = running.pop(ref)
@@ -124,10 +133,14 @@ def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_siz
                     if isinstance(cause, UserError):
                         raise UserError(str(cause)) from None
                     raise
+                if result.items != unit_sizes[unit]:
+                    raise RuntimeError(f"unit {unit}: the worker covered {result.items} items, expected "
+                                       f"{unit_sizes[unit]}")
                 idle.append(worker)
                 stats.units += 1
                 stats.items += result.items
                 stats.generated += result.generated
+                stats.unit_seconds += result.seconds
                 stats.meta = stats.meta or dict(result.meta)
                 bar.advance(stats.units, result.items)
     finally:

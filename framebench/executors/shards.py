@@ -29,10 +29,13 @@ class ShardedStore:
     def __init__(self, run_dir: str | Path, name: str | None = None):
         self.run_dir = Path(run_dir)
         self.own = ResultStore(self.run_dir / SHARDS_DIR / f"{name or uuid.uuid4().hex}.sqlite")
+        self.look_elsewhere = True  # False: only this worker's own shard can hold the keys asked for
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         keys = list(keys)
         found = self.own.get_many(keys)
+        if not self.look_elsewhere:
+            return found
         others = [self.run_dir / STORE_FILE, *shard_files(self.run_dir)]
         for path in others:
             missing = [k for k in keys if k not in found]
@@ -52,6 +55,12 @@ class ShardedStore:
 
     def close(self) -> None:
         self.own.close()
+
+
+def has_results(run_dir: str | Path) -> bool:
+    """Whether an earlier (possibly killed) run left results in the store or in shards."""
+    run_dir = Path(run_dir)
+    return (run_dir / STORE_FILE).exists() or bool(shard_files(run_dir))
 
 
 def merge_shards(run_dir: str | Path) -> int:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from framebench.executors.scheduler import UnitResult, run_units, worker_options
-from framebench.executors.shards import ShardedStore, merge_shards, remove_shards
+from framebench.executors.shards import ShardedStore, has_results, merge_shards, remove_shards
 from framebench.runinfo import RUN_FILE, write_json_atomic
 
 GPU_KINDS = ("hf", "vllm", "smollm2")
@@ -48,41 +49,59 @@ def backend_options(model: str | None, batch_size: Any, concurrency: int, base_u
 
 
 class TextWorker:
-    """One worker: loads the model once, then runs units, writing results to its own shard."""
+    """One worker: loads the model once, then runs units, writing results to its own shard.
+
+    A unit arrives as its items and record ids; the worker renders just those jobs (the same
+    ``build_jobs`` as the local runner) and keys them with its model's fingerprint."""
 
     def __init__(self, model: str | None, options: dict[str, Any], out: str, plan: dict[str, Any]):
         self.model, self.options, self.out, self.plan = model, options, Path(out), plan
         self.backend: Any = None
-        self.units: list[list[Any]] = []
         self.store: ShardedStore | None = None
 
     def _setup(self) -> None:
         from framebench.backends import load_backend
-        from framebench.store import result_key
 
-        self.units = plan_units(Path(self.plan["data"]), self.plan["tasks"], self.plan["formats"],
-                                self.plan["limit"], self.plan["conditions"])
         self.backend = load_backend(self.model, **self.options)
-        fingerprint = self.backend.fingerprint()
-        for unit in self.units:
-            for job in unit:
-                job.key = result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+        self.fingerprint = self.backend.fingerprint()
         self.store = ShardedStore(self.out, f"{os.getpid()}-{os.urandom(4).hex()}")
 
-    def run_unit(self, index: int) -> UnitResult:
+    def _jobs(self, record_ids: list[str], items: list[dict[str, Any]]) -> list[Any]:
+        from framebench.store import result_key
+        from text_eval.runner import _split, build_jobs
+
+        built = {j.record_id: j for j in build_jobs(items, _split(self.plan["conditions"]) or ["M0"],
+                                                    Path(self.plan["data"]))}
+        jobs = [built[r] for r in record_ids]
+        for job in jobs:
+            job.key = result_key(self.fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+        return jobs
+
+    def run_unit(self, index: int, look_elsewhere: bool,
+                 unit: tuple[list[str], list[dict[str, Any]]]) -> UnitResult:
         from text_eval.runner import _generate_pending
 
+        t0 = time.perf_counter()
         if self.backend is None:
             self._setup()
         assert self.store is not None
-        jobs = self.units[index]
+        self.store.look_elsewhere = look_elsewhere
+        jobs = self._jobs(*unit)
         found = self.store.get_many(j.key for j in jobs)
         pending = [j for j in jobs if j.key not in found]
         if pending:
             _generate_pending(self.backend, pending, self.store, lambda done: None)
-        meta = {"spec": self.backend.spec, "fingerprint": self.backend.fingerprint(),
+        meta = {"spec": self.backend.spec, "fingerprint": self.fingerprint,
                 "info": getattr(self.backend, "info", dict)()}
-        return UnitResult(len(jobs), len(pending), meta)
+        return UnitResult(len(jobs), len(pending), meta, time.perf_counter() - t0)
+
+
+def unit_payload(unit: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """What a worker needs of a unit: its record ids, in order, and their distinct items."""
+    items: dict[str, dict[str, Any]] = {}
+    for job in unit:
+        items.setdefault(job.item["item_id"], job.item)
+    return [j.record_id for j in unit], list(items.values())
 
 
 class StoredOutputs:
@@ -151,12 +170,14 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
     plan = {"data": str(data.resolve()), "tasks": tasks, "formats": formats, "limit": limit,
             "conditions": conditions}
     options = backend_options(model, batch_size, concurrency, base_url)
+    resuming = has_results(out)
     with ray_session(ray_address, num_cpus=workers) as ray:
         actor_opts = actor_resources(ray, model, gpus_per_worker)
         n_workers = count_workers(ray, actor_opts, workers)
         worker_cls = ray.remote(**actor_opts)(TextWorker)
         stats = run_units(ray, lambda: worker_cls.remote(model, options, str(out.resolve()), plan), n_workers,
-                          [len(u) for u in units], label=f"{model or 'smollm2'} on ray", progress=progress)
+                          [len(u) for u in units], label=f"{model or 'smollm2'} on ray", progress=progress,
+                          resuming=resuming, payload=lambda i: unit_payload(units[i]))
     merge_shards(out)
     meta = stats.meta
     summary = run_text(model, data, out, tasks=tasks, formats=formats, limit=limit, conditions=conditions,
