@@ -45,38 +45,6 @@ class PoolStats:
                 "seconds": round(self.seconds, 3), "unit_seconds": round(self.unit_seconds, 3)}
 
 
-class _Bar:
-    """Units and items done, rate and ETA (rich), or nothing when quiet."""
-
-    def __init__(self, enabled: bool, label: str, units: int, items: int):
-        self.bar = None
-        if not enabled:
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("items, units {task.fields[units]}"), TimeElapsedColumn(),
-                            TextColumn("ETA"), TimeRemainingColumn())
-        self.bar.start()
-        self.units = units
-        self.task = self.bar.add_task(label, total=items, units=f"0/{units}")
-
-    def advance(self, done_units: int, items: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, advance=items, units=f"{done_units}/{self.units}")
-
-    def stop(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
 def _cause(exc: BaseException) -> BaseException:
     return getattr(exc, "cause", None) or exc
 
@@ -106,7 +74,11 @@ def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_siz
     attempts = [0] * len(unit_sizes)
     idle = [make_worker() for _ in range(max(1, min(n_workers, len(unit_sizes))))]
     running: dict[Any, tuple[Any, int]] = {}
-    bar = _Bar(progress, label, len(unit_sizes), sum(unit_sizes))
+    from framebench.console import ProgressReporter
+
+    bar = ProgressReporter(label, sum(unit_sizes), enabled=progress,
+                           fields={"units": f"0/{len(unit_sizes)}", "workers": len(idle)})
+    bar.__enter__()
     try:
         while queue or running:
             while idle and queue:
@@ -124,6 +96,7 @@ def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_siz
                     if attempts[unit] >= max_attempts:
                         raise RuntimeError(f"unit {unit}: its worker died {attempts[unit]} times; giving up") from None
                     stats.retried_units += 1
+                    bar.update(**{"worker deaths": stats.worker_deaths})
                     queue.appendleft(unit)
                     ray.kill(worker, no_restart=True)
                     idle.append(make_worker())
@@ -142,9 +115,11 @@ def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_siz
                 stats.generated += result.generated
                 stats.unit_seconds += result.seconds
                 stats.meta = stats.meta or dict(result.meta)
-                bar.advance(stats.units, result.items)
+                # items the store already held count as served, not toward the rate (as locally)
+                bar.advance(result.generated, units=f"{stats.units}/{len(unit_sizes)}")
+                bar.skip(result.items - result.generated)
     finally:
-        bar.stop()
+        bar.__exit__(None, None, None)
         for worker, _ in running.values():
             ray.kill(worker, no_restart=True)
         for worker in idle:

@@ -151,7 +151,7 @@ def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int 
     if run.kind == "text":
         kwargs: dict[str, Any] = dict(limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
                                       concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
-                                      conditions=run.condition or ("M0",), progress=progress)
+                                      conditions=run.condition or None, progress=progress)
         if executor == "ray":
             from framebench.executors.text import run_text_ray
 

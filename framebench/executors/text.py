@@ -150,7 +150,7 @@ def finish_run_info(out: Path, executor: dict[str, Any]) -> None:
 
 def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None, formats: Any = None,
                  limit: int | None = None, batch_size: Any = "auto", concurrency: int = 8,
-                 conditions: Any = ("M0",), progress: bool = True, base_url: str | None = None,
+                 conditions: Any = None, progress: bool = True, base_url: str | None = None,
                  ray_address: str | None = None, workers: int | None = None,
                  gpus_per_worker: float | None = None):
     """Run ``framebench text`` on Ray; returns the local runner's summary of the merged run."""
@@ -159,6 +159,7 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
     from text_eval.runner import run_text
 
     require_ray()
+    t0 = time.perf_counter()
     data, out = Path(data), Path(out)
     units = plan_units(data, tasks, formats, limit, conditions)  # validates the selection first
     if not units:
@@ -186,4 +187,5 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
                           **stats.as_dict()})
     remove_shards(out)
     summary.n_generated, summary.n_from_store = stats.generated, summary.n_records - stats.generated
+    summary.seconds = time.perf_counter() - t0
     return summary
