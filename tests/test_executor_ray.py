@@ -32,6 +32,7 @@ ray = pytest.importorskip("ray")
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
 DEMO_EPISODES = DEMO / "robotics" / "episodes.json.gz"
+N_EPISODES = 12  # the generated episode set of the kill tests
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +60,16 @@ def assert_same_records(local: Path, remote: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def episodes16(tmp_path_factory) -> Path:
+def episodes12(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("eps") / "episodes.json.gz"
-    write_episodes([make_episode(0, i) for i in range(16)], path)
+    write_episodes([make_episode(0, i) for i in range(N_EPISODES)], path)
     return path
 
 
 @pytest.fixture(scope="module")
-def oracle16_local(episodes16, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("oracle16-local")
-    run_embodied(load_planner("oracle"), episodes16, out, progress=False)
+def oracle12_local(episodes12, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("oracle12-local")
+    run_embodied(load_planner("oracle"), episodes12, out, progress=False)
     return out
 
 
@@ -136,27 +137,27 @@ def _kill_when(run_dir: Path, target: int, pick, deadline: float) -> list[int]:
     return killed
 
 
-def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes16, oracle16_local):
+def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, oracle12_local):
     rng = random.Random(14)
-    total = 16 * 7
+    total = N_EPISODES * 7
     for trial in range(10):
         out = tmp_path / f"trial{trial}"
-        target = rng.randrange(1, 8) * 7  # after 1..7 episodes stored: the queue still holds work
+        target = rng.randrange(1, 6) * 7  # after 1..5 episodes stored: the queue still holds work
         watcher = _kill_when(out, target, lambda counts: rng.choice(sorted(counts)), time.monotonic() + 60)
-        executor = run_embodied_ray("oracle", episodes16, out, replan_cap=25, progress=False)
+        executor = run_embodied_ray("oracle", episodes12, out, replan_cap=25, progress=False)
         watcher[0].join(timeout=5)
         assert len(watcher) == 2, f"trial {trial}: no worker was killed"
         assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
         # what the dead worker stored of its unit in flight is served from its shard, not redone;
         # finished units are never redone: the workers ran between total and total + 7 variants
         assert total - 7 <= executor["generated"] <= total, (trial, executor)
-        assert_same_records(oracle16_local, out)
+        assert_same_records(oracle12_local, out)
 
 
-def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes16, oracle16_local):
+def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracle12_local):
     out = tmp_path / "run"
     command = [sys.executable, "-m", "framebench", "embodied", "--planner", "oracle", "--episodes",
-               str(episodes16), "--out", str(out), "--executor", "ray", "--ray-address", cluster]
+               str(episodes12), "--out", str(out), "--executor", "ray", "--ray-address", cluster]
     driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
     try:
         watcher = _kill_when(out, 4 * 7, lambda counts: driver.pid, time.monotonic() + 90)
@@ -166,10 +167,10 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes16, oracl
         driver.wait(timeout=30)
     assert len(watcher) == 2 and not (out / "records.parquet").exists()
     stored = sum(_stored(out).values())
-    assert 28 <= stored < 16 * 7
-    executor = run_embodied_ray("oracle", episodes16, out, replan_cap=25, progress=False, ray_address=cluster)
-    assert executor["generated"] <= 16 * 7 - stored  # served what the killed run stored
-    assert_same_records(oracle16_local, out)
+    assert 28 <= stored < N_EPISODES * 7
+    executor = run_embodied_ray("oracle", episodes12, out, replan_cap=25, progress=False, ray_address=cluster)
+    assert executor["generated"] <= N_EPISODES * 7 - stored  # served what the killed run stored
+    assert_same_records(oracle12_local, out)
 
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
