@@ -18,19 +18,29 @@ def embodied(
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
     force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
+    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (a Ray cluster)."),
+    ray_address: str = typer.Option(None, "--ray-address",
+                                    help="Ray head HOST:PORT or 'auto' (default: start a local Ray instance)."),
+    ray_workers: int = typer.Option(None, "--ray-workers", min=1,
+                                    help="Worker actors (default: as many as the cluster's resources allow)."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from embodied.planners import check_planner_spec
     from framebench.errors import UserError
+    from framebench.executors import check_executor
     from framebench.paths import check_out_folder
 
+    on_ray = check_executor(executor) == "ray"
     check_out_folder(out)
 
     if backend == "habitat":
         from partnr_adapters.habitat_backend import run_habitat
 
+        if on_ray:
+            from framebench.executors.partnr import run_habitat_ray as run_habitat
         run_habitat(planner=planner, episodes=episodes, out=out, replanning_threshold=replan_cap,
-                    max_tokens=max_new_tokens, limit=limit)
+                    max_tokens=max_new_tokens, limit=limit,
+                    **({"ray_address": ray_address, "workers": ray_workers} if on_ray else {}))
         return
     if backend != "symbolic":
         raise UserError(f"--backend: expected symbolic or habitat, got {backend!r}")
@@ -49,9 +59,15 @@ def embodied(
 
         warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
              "benchmark's (use --limit for smoke tests only)")
-    chosen = load_planner(planner, max_new_tokens=max_new_tokens)
-    run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit,
-        identity=identity)
+    if on_ray:
+        from framebench.executors.embodied import run_embodied_ray
+
+        run_embodied_ray(planner, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
+                         max_new_tokens=max_new_tokens, limit=limit, ray_address=ray_address, workers=ray_workers)
+    else:
+        chosen = load_planner(planner, max_new_tokens=max_new_tokens)
+        run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit,
+            identity=identity)
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 

@@ -20,11 +20,18 @@ def text(
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
+    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (a Ray cluster)."),
+    ray_address: str = typer.Option(None, "--ray-address",
+                                    help="Ray head HOST:PORT or 'auto' (default: start a local Ray instance)."),
+    ray_workers: int = typer.Option(None, "--ray-workers", min=1,
+                                    help="Worker actors (default: as many as the cluster's CPUs/GPUs allow)."),
 ) -> None:
     """Evaluate a model on FramingQA text or OMIT items (resumes when re-run with the same arguments)."""
     import logging
+    from functools import partial
 
     from framebench.errors import UserError
+    from framebench.executors import check_executor
     from text_eval.runner import run_text
 
     if batch_size != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
@@ -32,6 +39,10 @@ def text(
     if concurrency < 1:
         raise UserError(f"--concurrency must be a positive integer, got {concurrency}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if check_executor(executor) == "ray":
+        from framebench.executors.text import run_text_ray
+
+        run_text = partial(run_text_ray, ray_address=ray_address, workers=ray_workers)
     summary = run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
                        batch_size=batch_size if batch_size == "auto" else int(batch_size),
                        concurrency=concurrency, conditions=conditions, progress=not quiet,
