@@ -29,7 +29,9 @@ class SymbolicSimulator:
 
     def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
             partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
-            progress: bool = True, force: bool = False) -> Path:
+            progress: bool = True, force: bool = False, remote: Any = None) -> Path:
+        """``remote``: run the episodes elsewhere (``framebench.executors.embodied.run_embodied_ray``
+        bound to a cluster) after the same checks."""
         from embodied.episodes import read_episodes
         from embodied.planners import check_planner_spec, load_planner
         from embodied.runner import run, run_identity
@@ -45,6 +47,10 @@ class SymbolicSimulator:
 
             warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
                  "benchmark's (use --limit for smoke tests only)")
+        if remote is not None:
+            remote(planner, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
+                   max_new_tokens=max_new_tokens, limit=limit, progress=progress)
+            return out
         chosen = load_planner(planner, max_new_tokens=max_new_tokens, model_args=model_args)
         return run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
                    limit=limit, progress=progress, identity=identity)

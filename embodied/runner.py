@@ -142,27 +142,80 @@ def run_identity(planner: str, episodes_file: Path, **settings: Any) -> dict[str
     return {"model": planner, "dataset_hash": file_sha256(episodes_file), "selection": settings}
 
 
+def run_settings(planner: Planner, replan_cap: int, partnr_compat: bool) -> dict[str, Any]:
+    """Everything besides the planner fingerprint that determines a variant's result (part of its key)."""
+    return {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
+            **planner.settings()}
+
+
+def embodied_run_id(planner: str, fingerprint: str, dataset_hash: str, settings: dict[str, Any],
+                    limit: int | None) -> str:
+    """Stable run id (``framebench.runs`` policy): the same planner, episodes and settings give the
+    same id, resumed or not."""
+    from framebench.runs import run_id_for
+
+    return run_id_for(planner, [fingerprint, dataset_hash, {"limit": limit}, settings])
+
+
+def episode_keys(episode: dict[str, Any], fingerprint: str,
+                 settings: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """Per variant item id: (store key, framed instruction)."""
+    from framebench.store import result_key
+
+    keys, framed = {}, {}
+    for bias, level in VARIANTS:
+        iid = item_id(episode["episode_id"], bias, level)
+        framed[iid] = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
+        keys[iid] = result_key(fingerprint, iid, {"instruction": framed[iid], "episode": episode}, settings)
+    return keys, framed
+
+
+def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path, settings: dict[str, Any],
+                replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
+                on_round: Callable[[int, int], None] | None = None,
+                on_stored: Callable[[int], None] | None = None) -> tuple[dict[str, dict[str, Any]], int]:
+    """Run the variants of one episode the store lacks, storing each as it finishes (its log goes to
+    ``out/episodes``). ``on_stored(n)`` hears how many variants the store already held.
+    Returns ({item id: result fields} for all 7 variants, how many were run)."""
+    from framebench.paths import child_path
+    from framebench.runinfo import write_json_atomic
+
+    keys, _ = episode_keys(episode, planner.fingerprint(), settings)
+    found = store.get_many(keys.values())
+    pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in found]
+    if len(pending) < len(VARIANTS) and on_stored is not None:
+        on_stored(len(VARIANTS) - len(pending))
+    if pending:
+        from framebench.runs import EPISODE_LOGS
+
+        (out / EPISODE_LOGS).mkdir(parents=True, exist_ok=True)
+        results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
+        for (bias, level), (fields, log) in zip(pending, results, strict=True):
+            iid = item_id(episode["episode_id"], bias, level)
+            write_json_atomic(log, child_path(out / EPISODE_LOGS, iid, ".json"))
+            store.put(keys[iid], iid, fields)
+            found[keys[iid]] = fields
+    return {iid: found[key] for iid, key in keys.items()}, len(pending)
+
+
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
         identity: dict[str, Any] | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
     from embodied.suite import episode_row
     from framebench.console import ProgressReporter
-    from framebench.paths import child_path
-    from framebench.runinfo import file_sha256, now_iso, write_json_atomic
-    from framebench.runs import EPISODE_LOGS, RunInfo, run_id_for, write_run
-    from framebench.store import ResultStore, result_key
+    from framebench.runinfo import file_sha256, now_iso
+    from framebench.runs import EPISODE_LOGS, RunInfo, write_run
+    from framebench.store import ResultStore
 
     episodes = read_episodes(episodes_file)[:limit]
     started = now_iso()
     out.mkdir(parents=True, exist_ok=True)
     (out / EPISODE_LOGS).mkdir(exist_ok=True)
-    settings = {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
-                **planner.settings()}
+    settings = run_settings(planner, replan_cap, partnr_compat)
     fingerprint = planner.fingerprint()
     dataset_hash = file_sha256(episodes_file)
-    # stable across resumes: the same planner, episodes and settings give the same run id
-    run_id = run_id_for(planner.spec, [fingerprint, dataset_hash, {"limit": limit}, settings])
+    run_id = embodied_run_id(planner.spec, fingerprint, dataset_hash, settings, limit)
     rows, prompts, errors = [], [], 0
     reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
@@ -175,26 +228,13 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
 
     with ResultStore(out) as store, reporter:
         for episode in episodes:
-            keys, framed = {}, {}
+            _, framed = episode_keys(episode, fingerprint, settings)
+            prompts.extend(framed.items())
+            results, _ = run_episode(episode, planner, store, out, settings, replan_cap, partnr_compat,
+                                     on_round=on_round, on_stored=reporter.skip)  # skip: served from the store
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
-                framed[iid] = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
-                keys[iid] = result_key(fingerprint, iid, {"instruction": framed[iid], "episode": episode}, settings)
-                prompts.append((iid, framed[iid]))
-            done = store.get_many(keys.values())
-            pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in done]
-            if len(pending) < len(VARIANTS):
-                reporter.skip(len(VARIANTS) - len(pending))  # served from the store
-            if pending:
-                results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
-                for (bias, level), (fields, log) in zip(pending, results, strict=True):
-                    iid = item_id(episode["episode_id"], bias, level)
-                    write_json_atomic(log, child_path(out / EPISODE_LOGS, iid, ".json"))
-                    store.put(keys[iid], iid, fields)
-                    done[keys[iid]] = fields
-            for bias, level in VARIANTS:
-                iid = item_id(episode["episode_id"], bias, level)
-                fields = done[keys[iid]]
+                fields = results[iid]
                 errors += fields.get("evaluation_error") is not None
                 rows.append(episode_row(
                     run_id=run_id, model=planner.spec, episode_id=episode["episode_id"], item_id=iid,

@@ -35,12 +35,27 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
              limit: int | None = None, conditions: Sequence[str] | str | None = None,
              model_args: Mapping[str, Any] | None = None, batch_size: int | str = "auto",
              concurrency: int = 8, base_url: str | None = None, progress: bool = False,
-             backend: Any = None, force: bool = False) -> RunSummary:
+             backend: Any = None, force: bool = False, executor: str = "local",
+             ray_address: str | None = None, ray_workers: int | None = None) -> RunSummary:
     """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` and write
     the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
     declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
     engines that declare them. ``backend``: an already built backend (then ``model`` is unused).
-    ``force``: replace a different run already in ``out`` (else that is a user error)."""
+    ``force``: replace a different run already in ``out`` (else that is a user error).
+    ``executor="ray"`` spreads the jobs over a Ray cluster (``ray_address``, ``ray_workers``)."""
+    from framebench.errors import UserError
+    from framebench.executors import check_executor
+
+    if check_executor(executor) == "ray":
+        from framebench.executors.text import run_text_ray
+
+        if model_args or backend is not None:
+            raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; use the "
+                            "--batch-size/--concurrency/--base-url flags, or --executor local")
+        return run_text_ray(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+                            batch_size=batch_size, concurrency=concurrency, conditions=conditions,
+                            progress=progress, base_url=base_url, ray_address=ray_address,
+                            workers=ray_workers, force=force)
     from text_eval.runner import run_text as run
 
     return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
@@ -53,15 +68,31 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
                  simulator: str = DEFAULT_SIMULATOR, replan_cap: int = 25, max_new_tokens: int = 64,
                  partnr_compat: bool = False, limit: int | None = None,
                  model_args: Mapping[str, Any] | None = None, progress: bool = False,
-                 force: bool = False) -> Path:
+                 force: bool = False, executor: str = "local", ray_address: str | None = None,
+                 ray_workers: int | None = None) -> Path:
     """Run a planner (``oracle``, ``script:FILE`` or any model spec) on every episode in its
-    neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``)."""
+    neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``).
+    ``executor="ray"`` runs the episodes on a Ray cluster (``ray_address``, ``ray_workers``)."""
+    from functools import partial
+
+    from framebench.errors import UserError
+    from framebench.executors import check_executor
     from framebench.registry import build_engine
 
     sim = build_engine(simulator, "simulator")
+    remote = None
+    if check_executor(executor) == "ray":
+        if model_args:
+            raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; "
+                            "use --executor local")
+        if simulator == "habitat":
+            from framebench.executors.partnr import run_habitat_ray as remote_run
+        else:
+            from framebench.executors.embodied import run_embodied_ray as remote_run
+        remote = partial(remote_run, ray_address=ray_address, workers=ray_workers)
     return sim.run(planner, Path(episodes), Path(out), replan_cap=replan_cap,
                    max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
-                   model_args=dict(model_args or {}), progress=progress, force=force)
+                   model_args=dict(model_args or {}), progress=progress, force=force, remote=remote)
 
 
 @dataclass

@@ -304,6 +304,9 @@ def run(args: argparse.Namespace) -> int:
     base_url = args.base_url or os.environ.get(BASE_URL_ENV, "")
     episode_ids = read_episode_ids(dataset_path)
     todo = pending_indices(episode_ids, stats_dir(results_dir, dataset_path), args.retry_crashed)
+    if args.indices:
+        chosen = set(int(i) for i in args.indices.split(","))
+        todo = [i for i in todo if i in chosen]
     if args.limit is not None:
         todo = todo[: args.limit]
     os.makedirs(results_dir, exist_ok=True)
@@ -387,6 +390,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--max-tokens", type=int, default=None)
     r.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     r.add_argument("--limit", type=int, default=None, help="run at most N pending episodes")
+    r.add_argument("--indices", default="", help="run only these episode indices, e.g. 0,1,2 (one Ray unit)")
     r.add_argument("--retry-crashed", action="store_true", help="rerun episodes whose stats record a crash")
     r.add_argument("--partnr-root", default=os.environ.get("PARTNR_ROOT", "."), help="partnr-planner checkout (data/ inside)")
     r.add_argument("--override", action="append", default=[], help="extra hydra override (repeatable)")

@@ -70,7 +70,7 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
 def driver_args(planner: str, episodes: str, results: str, opts: dict[str, Any]) -> list[str]:
     """Arguments of ``python -m partnr_adapters.driver run`` for these options."""
     args = ["run", "--episodes", episodes, "--results", results, "--planner", planner]
-    for key in ("base_url", "baseline", "batch_size", "replanning_threshold", "max_tokens", "limit"):
+    for key in ("base_url", "baseline", "batch_size", "replanning_threshold", "max_tokens", "limit", "indices"):
         if opts.get(key) is not None:
             args += ["--" + key.replace("_", "-"), str(opts[key])]
     if opts.get("partial_obs") is not None:
@@ -99,7 +99,7 @@ def docker_command(image: str, data_dir: Path, work: Path, args: list[str], gpus
     ]
 
 
-def _launcher(opts: dict[str, Any]) -> str:
+def launcher_here(opts: dict[str, Any]) -> str:
     if importlib.util.find_spec("habitat_llm") is not None:
         return "local"
     if os.environ.get("FRAMEBENCH_HABITAT_PYTHON"):
@@ -112,6 +112,39 @@ def _launcher(opts: dict[str, Any]) -> str:
     )
 
 
+def driver_command(launcher: str, planner: str, framed: Path, out: Path, results_subdir: str,
+                   opts: dict[str, Any]) -> tuple[list[str], dict[str, str], Path]:
+    """The driver's command line and environment for ``launcher`` (results go to ``out/results_subdir``),
+    and the framed file it reads (copied into ``out`` for Docker)."""
+    env = dict(os.environ)
+    if launcher == "docker":
+        data_dir = opts.get("data_dir") or os.environ.get("FRAMEBENCH_PARTNR_DATA")
+        if not data_dir or not Path(data_dir).is_dir():
+            raise UserError(f"the habitat backend needs the PARTNR data folder (data_dir / FRAMEBENCH_PARTNR_DATA); see {DOCS}")
+        # the container sees out/ as CONTAINER_WORK; a framed file outside out/ is copied in
+        if framed.resolve().parent != out.resolve():
+            shutil.copyfile(framed, out / FRAMED_FILE)
+            framed = out / FRAMED_FILE
+        args = driver_args(planner, f"{CONTAINER_WORK}/{framed.name}", f"{CONTAINER_WORK}/{results_subdir}", opts)
+        command = docker_command(opts.get("image") or os.environ.get("FRAMEBENCH_HABITAT_IMAGE", DEFAULT_IMAGE),
+                                 Path(data_dir), out, args, gpus=opts.get("gpus", "all"))
+    else:
+        python = sys.executable if launcher == "local" else os.environ["FRAMEBENCH_HABITAT_PYTHON"]
+        args = driver_args(planner, str(framed.resolve()), str((out / results_subdir).resolve()), opts)
+        args += ["--partnr-root", str(opts.get("partnr_root") or os.environ.get("PARTNR_ROOT", "."))]
+        command = [python, "-m", "partnr_adapters.driver", *args]
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    return command, env, framed
+
+
+def check_planner(planner: str) -> None:
+    if not planner.startswith("openai:") and planner not in ("heuristic", "oracle"):
+        raise UserError(
+            f"--planner {planner!r}: the habitat backend plans through an OpenAI-compatible endpoint "
+            "(openai:MODEL with --base-url, e.g. a local vLLM server) or PARTNR's heuristic planner"
+        )
+
+
 def run_habitat(planner: str, episodes: Path, out: Path, **opts: Any):
     """Run ``planner`` on every framed variant in Habitat, then ingest into ``out``.
 
@@ -122,33 +155,12 @@ def run_habitat(planner: str, episodes: Path, out: Path, **opts: Any):
     from partnr_adapters.ingest import ingest
 
     episodes, out = Path(episodes), Path(out)
-    launcher = _launcher(opts)  # fail fast, before writing anything
-    if not planner.startswith("openai:") and planner not in ("heuristic", "oracle"):
-        raise UserError(
-            f"--planner {planner!r}: the habitat backend plans through an OpenAI-compatible endpoint "
-            "(openai:MODEL with --base-url, e.g. a local vLLM server) or PARTNR's heuristic planner"
-        )
+    launcher = launcher_here(opts)  # fail fast, before writing anything
+    check_planner(planner)
     out.mkdir(parents=True, exist_ok=True)
     framed = framed_episode_file(episodes, out, opts.get("purposes"))
     results = out / RESULTS_SUBDIR
-    env = dict(os.environ)
-    if launcher == "docker":
-        data_dir = opts.get("data_dir") or os.environ.get("FRAMEBENCH_PARTNR_DATA")
-        if not data_dir or not Path(data_dir).is_dir():
-            raise UserError(f"the habitat backend needs the PARTNR data folder (data_dir / FRAMEBENCH_PARTNR_DATA); see {DOCS}")
-        # the container sees out/ as CONTAINER_WORK; a framed file outside out/ is copied in
-        if framed.resolve().parent != out.resolve():
-            shutil.copyfile(framed, out / FRAMED_FILE)
-            framed = out / FRAMED_FILE
-        args = driver_args(planner, f"{CONTAINER_WORK}/{framed.name}", f"{CONTAINER_WORK}/{RESULTS_SUBDIR}", opts)
-        command = docker_command(opts.get("image") or os.environ.get("FRAMEBENCH_HABITAT_IMAGE", DEFAULT_IMAGE),
-                                 Path(data_dir), out, args, gpus=opts.get("gpus", "all"))
-    else:
-        python = sys.executable if launcher == "local" else os.environ["FRAMEBENCH_HABITAT_PYTHON"]
-        args = driver_args(planner, str(framed.resolve()), str(results.resolve()), opts)
-        args += ["--partnr-root", str(opts.get("partnr_root") or os.environ.get("PARTNR_ROOT", "."))]
-        command = [python, "-m", "partnr_adapters.driver", *args]
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    command, env, framed = driver_command(launcher, planner, framed, out, RESULTS_SUBDIR, opts)
     code = subprocess.call(command, env=env)
     if code != 0:
         raise UserError(f"the PARTNR driver exited with status {code} ({launcher}); see its output above and {DOCS}")

@@ -97,7 +97,7 @@ def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):
     assert _cli("text", "--model", "baseline:always-no", "--data", str(data), "--out", str(tmp_path / "t"),
                 "--quiet") == 0
     out = capsys.readouterr().out
-    assert "FramingQA (%)" in out and "strict_all" in out
+    assert "framebench text baseline-always-no-" in out and "summary: FramingQA (%)" in out and "strict_all" in out
     rows = {tuple(line.split("│")[1:4]): line for line in out.splitlines() if "all tasks" in line}
     assert len(rows) == 2  # the pooled binary and mc rows
     assert _cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 DOCKER = Path(__file__).resolve().parent.parent / "docker"
-DOCKERFILES = [DOCKER / "habitat" / "Dockerfile", DOCKER / "text-eval" / "Dockerfile"]
+DOCKERFILES = [DOCKER / "habitat" / "Dockerfile", DOCKER / "text-eval" / "Dockerfile", DOCKER / "ray" / "Dockerfile"]
 
 
 def hadolint() -> str | None:

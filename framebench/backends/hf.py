@@ -9,7 +9,11 @@ merges across the boundary cannot change what the model sees.
 
 Suffixes of different lengths are batched by inserting pad tokens *between* the prefix and the
 suffix with attention mask 0; transformers derives position ids from the mask's cumulative sum, so
-every real token keeps the position it has in the unpadded prompt. ``generate_naive`` (one chat at a
+every real token keeps the position it has in the unpadded prompt. On GPUs one batch also holds rows
+of *different* contexts: each row's prefix keys/values are left-padded (mask 0) to the batch's
+longest prefix, and the same mask-derived positions keep every row's own numbering. The batch's
+cache has room reserved for the suffix and the new tokens, so decoding writes in place. On CPUs
+batches stay within one context (no attention over padding). ``generate_naive`` (one chat at a
 time, no cache, no padding) is the reference these outputs are tested against.
 
 Greedy decoding is set explicitly on a fresh ``GenerationConfig``, and the model's own
@@ -21,6 +25,7 @@ repetition penalty, max length, ...).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import logging
@@ -36,7 +41,10 @@ log = logging.getLogger(__name__)
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 MIN_SHARED_PREFIX = 16  # tokens; shorter shared prefixes are not worth a separate forward pass
 AUTO_KV_BUDGET_BYTES = 2 << 30  # "auto" batch size: KV cache rows that fit in ~2 GiB
-AUTO_MAX_BATCH = 64
+AUTO_MAX_BATCH = 64  # CPUs only; on GPUs "auto" is bounded by free device memory alone
+GPU_MEMORY_FRACTION = 0.8  # share of the free device memory "auto" may plan for
+GPU_SYNC_EVERY = 4  # decoding steps between host checks for finished rows on GPUs
+CALL_SIZE_GPU = 4096  # jobs per generate() call the runner should send on GPUs (CPUs: the runner's default)
 # Cost of one extra forward pass, in prompt-token equivalents, when choosing length buckets.
 FORWARD_OVERHEAD_TOKENS_CPU = 16
 FORWARD_OVERHEAD_TOKENS_GPU = 256
@@ -130,28 +138,92 @@ def group_by_shared_prefix(seqs: list[list[int]], min_prefix: int = MIN_SHARED_P
     return [(p, m) for p, m in groups if p > 0] + ([(0, plain)] if plain else [])
 
 
+@functools.cache
+def _reserved_layer_class():
+    from transformers.cache_utils import DynamicLayer
+
+    class ReservedLayer(DynamicLayer):
+        """A full-attention cache layer over a buffer with room for the tokens still to come:
+        ``update`` writes in place (a view grows) instead of concatenating the whole cache each step."""
+
+        _layer_type = None  # never registered as a layer type
+
+        def __init__(self, keys, values, length: int):
+            super().__init__()
+            self._keys, self._values = keys, values
+            self.device, self.dtype, self.is_initialized = keys.device, keys.dtype, True
+            self.keys, self.values = keys[:, :, :length], values[:, :, :length]
+
+        def update(self, key_states, value_states, *args, **kwargs):
+            start = self.keys.shape[-2]
+            end = start + key_states.shape[-2]
+            if end > self._keys.shape[-2]:  # out of room: grow (not expected when sized right)
+                extra = end - self._keys.shape[-2]
+                self._keys = torch_cat_zeros(self._keys, extra)
+                self._values = torch_cat_zeros(self._values, extra)
+            self._keys[:, :, start:end] = key_states
+            self._values[:, :, start:end] = value_states
+            self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices) -> None:
+            length = self.keys.shape[-2]
+            self._keys, self._values = self._keys[indices], self._values[indices]
+            self.keys, self.values = self._keys[:, :, :length], self._values[:, :, :length]
+
+        def batch_repeat_interleave(self, repeats: int) -> None:
+            length = self.keys.shape[-2]
+            self._keys = self._keys.repeat_interleave(repeats, dim=0)
+            self._values = self._values.repeat_interleave(repeats, dim=0)
+            self.keys, self.values = self._keys[:, :, :length], self._values[:, :, :length]
+
+    return ReservedLayer
+
+
+def torch_cat_zeros(buffer, extra: int):
+    """``buffer`` with ``extra`` zero slots appended along the sequence axis."""
+    import torch
+
+    pad = buffer.new_zeros(buffer.shape[:2] + (extra,) + buffer.shape[3:])
+    return torch.cat([buffer, pad], dim=-2)
+
+
+def _filled_layer(keys, values):
+    from transformers.cache_utils import DynamicLayer
+
+    layer = DynamicLayer()
+    layer.update(keys, values)
+    return layer
+
+
 class HFBackend:
     """Greedy generation with a local (or hub) transformers causal LM."""
 
     def __init__(self, path: str, spec: str | None = None, batch_size: int | str = "auto",
                  device: str | None = None, dtype: str | None = None, prefix_reuse: bool = True,
-                 **_ignored: object):
+                 mix_contexts: bool | None = None, loaded: tuple | None = None, **_ignored: object):
         import torch
         from transformers import AutoTokenizer
 
         self.spec = spec or f"hf:{path}"
         self.path = path
-        self.model_dir = self._resolve_dir(path)
+        self.model_dir = self._resolve_dir(path) if loaded is None else None
         if isinstance(batch_size, str) and batch_size != "auto":
             batch_size = int(batch_size)
         if isinstance(batch_size, int) and batch_size < 1:
             raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size}")
         self.batch_size = batch_size
         self.prefix_reuse = prefix_reuse
+        self.mix_contexts = mix_contexts
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self._dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
+        self.call_size = CALL_SIZE_GPU if self.device.type == "cuda" else None  # None: the runner's default
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+            if loaded is not None:  # an already-loaded (model, tokenizer), see ``from_loaded``
+                self._preloaded, self.tokenizer = loaded
+            else:
+                self._preloaded = None
+                self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         except (OSError, ValueError) as exc:
             raise UserError(f"{path}: cannot load the tokenizer ({' '.join(str(exc).split())[:300]})") from None
         if not getattr(self.tokenizer, "chat_template", None):
@@ -188,7 +260,8 @@ class HFBackend:
 
             hf_logging.disable_progress_bar()
         try:
-            model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self._dtype)
+            model = (self._preloaded if self._preloaded is not None
+                     else AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self._dtype))
         except (OSError, ValueError) as exc:
             raise UserError(f"{self.path}: cannot load the model ({' '.join(str(exc).split())[:300]})") from None
         model.to(self.device).eval()
@@ -219,6 +292,14 @@ class HFBackend:
         self.model  # noqa: B018
         return self._bos_id
 
+    @classmethod
+    def from_loaded(cls, model, tokenizer, spec: str, fingerprint: str, **options) -> HFBackend:
+        """A backend around a model already in memory (e.g. bench/engines.py's random-initialised
+        shapes), identified by the caller's ``fingerprint`` instead of a weights hash."""
+        backend = cls(spec, spec=spec, loaded=(model, tokenizer), **options)
+        backend._fingerprint = fingerprint
+        return backend
+
     @staticmethod
     def _resolve_dir(path: str) -> Path:
         local = Path(path).expanduser()
@@ -248,6 +329,8 @@ class HFBackend:
 
     def info(self) -> dict[str, str]:
         """Extra identity fields for run.json."""
+        if self.model_dir is None:
+            return {"chat_template_hash": self.chat_template_hash, "fingerprint": self.fingerprint()}
         return {"weights_sha256": self.weights_hash(), "chat_template_hash": self.chat_template_hash,
                 "model_dir": str(self.model_dir)}
 
@@ -315,55 +398,168 @@ class HFBackend:
         seqs = [self.encode(chat) for chat in chats]
         config = self._generation_config(decoding)
         results: list[str | None] = [None] * len(chats)
-        overhead = self._forward_overhead() * (1 + decoding.max_new_tokens)
+        mix = self._mixes_contexts()
+        # A prefix group costs one prefill forward; without mixing it also decodes in its own batches.
+        overhead = self._forward_overhead() * (1 if mix else 1 + decoding.max_new_tokens)
         groups = (group_by_shared_prefix(seqs, group_overhead=overhead) if self.prefix_reuse
                   else [(0, list(range(len(seqs))))])
         log.debug("%d chats in %d shared-prefix groups (prefix lengths %s)", len(chats), len(groups),
                   [p for p, _ in groups])
         with torch.inference_mode():
-            for prefix_len, members in groups:
-                for idx, texts in self._generate_group(seqs, prefix_len, members, config, decoding):
-                    for i, text in zip(idx, texts, strict=True):
-                        results[i] = text
-                    if on_batch is not None:
-                        on_batch(idx, texts)
+            for idx, texts in self._run_batches(seqs, groups, mix, config, decoding):
+                for i, text in zip(idx, texts, strict=True):
+                    results[i] = text
+                if on_batch is not None:
+                    on_batch(idx, texts)
         return [r if r is not None else "" for r in results]
 
-    def _batch_limit(self, total_len: int) -> int:
-        if self.batch_size != "auto":
-            return int(self.batch_size)
-        cfg = self.model.config
-        layers = getattr(cfg, "num_hidden_layers", 24)
-        heads = getattr(cfg, "num_key_value_heads", None) or getattr(cfg, "num_attention_heads", 16)
-        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        per_row = 2 * layers * heads * head_dim * self.model.dtype.itemsize * max(total_len, 1)
-        budget = AUTO_KV_BUDGET_BYTES
-        if self.device.type == "cuda":
-            import torch
+    def _mixes_contexts(self) -> bool:
+        """Whether one batch may hold rows of different prefix groups (each row decoding from its own
+        group's prefix cache, left-padded to the batch's longest prefix). On by default on GPUs, where
+        large batches pay; off on CPUs, where per-group batches avoid attending over padding."""
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
 
-            budget = max(budget, int(torch.cuda.mem_get_info(self.device)[0] * 0.5))
-        return max(1, min(AUTO_MAX_BATCH, budget // per_row))
+        full_attention = all(type(layer) is DynamicLayer for layer in DynamicCache(config=self.model.config).layers)
+        if not full_attention:  # sliding-window layers keep no left-padded prefix: per-group batches
+            return False
+        return self.mix_contexts if self.mix_contexts is not None else self.device.type == "cuda"
 
-    def _generate_group(self, seqs, prefix_len, members, config, decoding):
-        """Yield (indices, texts) per batch for one shared-prefix group."""
+    def _run_batches(self, seqs, groups, mix, config, decoding):
+        """Yield (indices, texts) per batch. Prefix caches are prefilled when first needed and freed
+        after their group's last batch."""
+        prefix_of = {i: p for p, members in groups for i in members}
+        group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}
+        if mix:
+            rows = [i for _, members in groups for i in members]
+            width = max(len(seqs[i]) - prefix_of[i] for i in rows)
+            longest = max(p for p, _ in groups) + width + decoding.max_new_tokens
+            batches = self._length_buckets(seqs, prefix_of, rows, decoding,
+                                           self._batch_limit(longest, width, groups))
+        else:
+            batches = []
+            for prefix_len, members in groups:
+                longest = max(len(seqs[i]) for i in members) + decoding.max_new_tokens
+                width = max(len(seqs[i]) for i in members) - prefix_len
+                batches += self._length_buckets(seqs, prefix_len, members, decoding,
+                                                self._batch_limit(longest, width))
+        remaining = [len(members) for _, members in groups]
+        prefixes: dict[int, object] = {}
+        for batch in batches:
+            for g in {group_of[i] for i in batch}:
+                if g not in prefixes and groups[g][0] > 0:
+                    prefixes[g] = self._prefill(seqs[groups[g][1][0]][:groups[g][0]])
+            cache = self._batch_cache(prefixes, [group_of[i] for i in batch], [prefix_of[i] for i in batch],
+                                      reserve=0 if decoding.temperature > 0 else
+                                      max(len(seqs[i]) - prefix_of[i] for i in batch) + decoding.max_new_tokens)
+            if decoding.temperature > 0:
+                texts = self._sample_batch(seqs, prefix_of, batch, cache, config, decoding)
+            else:
+                texts = self._greedy_batch(seqs, prefix_of, batch, cache, decoding)
+            del cache
+            for i in batch:
+                remaining[group_of[i]] -= 1
+                if remaining[group_of[i]] == 0:
+                    prefixes.pop(group_of[i], None)
+            yield batch, texts
+
+    def _prefill(self, prefix_ids: list[int]):
+        """Run one shared prefix through the model; returns its ``DynamicCache`` (batch of 1)."""
         import torch
         from transformers import DynamicCache
 
-        prefix_cache = None
-        if prefix_len > 0:
-            prefix = torch.tensor([seqs[members[0]][:prefix_len]], device=self.device)
-            prefix_cache = DynamicCache(config=self.model.config)
-            self.model(input_ids=prefix, cache=prefix_cache, use_cache=True, logits_to_keep=1)
-        longest = max(len(seqs[i]) for i in members) + decoding.max_new_tokens
-        for batch in self._length_buckets(seqs, prefix_len, members, decoding, self._batch_limit(longest)):
-            cache = copy.deepcopy(prefix_cache) if prefix_cache is not None else DynamicCache(config=self.model.config)
-            if prefix_cache is not None and len(batch) > 1:
-                cache.batch_repeat_interleave(len(batch))
-            if decoding.temperature > 0:
-                texts = self._sample_batch(seqs, prefix_len, batch, cache, config, decoding)
-            else:
-                texts = self._greedy_batch(seqs, prefix_len, batch, cache, decoding)
-            yield batch, texts
+        cache = DynamicCache(config=self.model.config)
+        ids = torch.tensor([prefix_ids], device=self.device)
+        self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        return cache
+
+    def _batch_cache(self, prefixes, row_groups: list[int], row_prefix: list[int], reserve: int):
+        """A cache for one batch: row r holds its group's prefix keys/values, left-padded with zeros
+        (attention mask 0) to the batch's longest prefix. With ``reserve`` > 0 every layer gets room
+        for that many more tokens, so decoding writes in place instead of concatenating per step."""
+        import torch
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        cache = DynamicCache(config=self.model.config)
+        pmax = max(row_prefix)
+        if pmax == 0 and not reserve:
+            return cache
+        plain = all(type(layer) is DynamicLayer for layer in cache.layers)
+        if not plain:  # sliding-window or other layer kinds: only whole-group batches (no mixing)
+            if len(set(row_groups)) > 1 and pmax > 0:
+                raise RuntimeError("mixing prefix groups in one batch needs full-attention cache layers")
+            if pmax == 0:
+                return cache
+            cache = copy.deepcopy(prefixes[row_groups[0]])
+            if len(row_groups) > 1:
+                cache.batch_repeat_interleave(len(row_groups))
+            return cache
+        rows_of: dict[int, list[int]] = {}
+        for r, g in enumerate(row_groups):
+            if row_prefix[r] > 0:
+                rows_of.setdefault(g, []).append(r)
+        reserved = _reserved_layer_class()
+        batch, room = len(row_groups), pmax + reserve
+        for layer_idx in range(len(cache.layers)):
+            if rows_of:
+                ref = prefixes[next(iter(rows_of))].layers[layer_idx]
+                k_shape, v_shape = ref.keys.shape, ref.values.shape
+            else:  # no row has a prefix
+                k_shape = v_shape = self._kv_shape()
+            keys = torch.zeros((batch, k_shape[1], room, k_shape[3]), dtype=self.model.dtype, device=self.device)
+            values = torch.zeros((batch, v_shape[1], room, v_shape[3]), dtype=self.model.dtype, device=self.device)
+            for g, rows in rows_of.items():
+                layer = prefixes[g].layers[layer_idx]
+                index = torch.tensor(rows, device=self.device)
+                length = layer.keys.shape[-2]
+                keys[index, :, pmax - length:pmax] = layer.keys.to(keys.dtype)
+                values[index, :, pmax - length:pmax] = layer.values.to(values.dtype)
+            cache.layers[layer_idx] = (reserved(keys, values, pmax) if reserve
+                                       else _filled_layer(keys[:, :, :pmax], values[:, :, :pmax]))
+        return cache
+
+    def _kv_shape(self) -> tuple[int, int, int, int]:
+        cfg = self.model.config.get_text_config(decoder=True)
+        heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        return (1, heads, 0, head_dim)
+
+    def _batch_limit(self, total_len: int, width: int | None = None, groups=None) -> int:
+        """Rows per batch. A number: that. ``auto`` on CPUs: KV rows that fit in ~2 GiB, at most
+        64 (today's tuning). ``auto`` on GPUs: no fixed cap; what fits in the free device memory,
+        counting each row's KV cache (``total_len`` tokens), its activations while its suffix
+        (``width`` tokens) is prefilled, its last-position logits, and the held prefix caches."""
+        if self.batch_size != "auto":
+            return int(self.batch_size)
+        cfg = self.model.config.get_text_config(decoder=True)
+        itemsize = self.model.dtype.itemsize
+        kv_per_token = self.kv_bytes_per_token()
+        per_row = kv_per_token * max(total_len, 1)
+        if self.device.type != "cuda":
+            return max(1, min(AUTO_MAX_BATCH, AUTO_KV_BUDGET_BYTES // per_row))
+        import torch
+
+        width = max(width or total_len, 1)
+        hidden = cfg.hidden_size
+        inter = getattr(cfg, "intermediate_size", 4 * hidden)
+        heads = cfg.num_attention_heads
+        per_row += width * (4 * hidden + 3 * inter) * itemsize  # activations of one layer's forward
+        per_row += width * heads * total_len * 4  # attention scores, if the kernel materialises them
+        per_row += cfg.vocab_size * (itemsize + 4)  # last-position logits and their argmax input
+        free, _ = torch.cuda.mem_get_info(self.device)
+        free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        held = kv_per_token * sum(p for p, _ in groups or [])
+        budget = int(free * GPU_MEMORY_FRACTION) - held
+        return max(1, budget // per_row)
+
+    def kv_bytes_per_token(self) -> int:
+        """Bytes of key/value cache one token takes across all layers."""
+        cfg = self.model.config.get_text_config(decoder=True)
+        layers = getattr(cfg, "num_hidden_layers", 24)
+        heads = getattr(cfg, "num_key_value_heads", None) or getattr(cfg, "num_attention_heads", 16)
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        return 2 * layers * heads * head_dim * self.model.dtype.itemsize
 
     def _forward_overhead(self) -> int:
         return FORWARD_OVERHEAD_TOKENS_GPU if self.device.type == "cuda" else FORWARD_OVERHEAD_TOKENS_CPU
@@ -371,9 +567,10 @@ class HFBackend:
     def _length_buckets(self, seqs, prefix_len, members, decoding, limit) -> list[list[int]]:
         """Split members (sorted by suffix length) into batches minimising padded suffix tokens plus
         a per-forward overhead (in token equivalents: small on CPU, large on GPUs), by dynamic
-        programming over the split points."""
-        ordered = sorted(members, key=lambda i: (len(seqs[i]), i))
-        lengths = [len(seqs[i]) - prefix_len for i in ordered]
+        programming over the split points. ``prefix_len``: one length for all, or one per row."""
+        prefix_of = prefix_len if isinstance(prefix_len, dict) else dict.fromkeys(members, prefix_len)
+        ordered = sorted(members, key=lambda i: (len(seqs[i]) - prefix_of[i], i))
+        lengths = [len(seqs[i]) - prefix_of[i] for i in ordered]
         overhead = self._forward_overhead() * (1 + decoding.max_new_tokens)
         n = len(ordered)
         best = [0.0] + [float("inf")] * n
@@ -389,52 +586,67 @@ class HFBackend:
             j = cut[j]
         return batches[::-1]
 
-    def _suffix_inputs(self, seqs, prefix_len, batch):
-        """Suffix ids padded on the left (between prefix and suffix), the full attention mask, and
-        position ids that continue the prefix for every real token."""
+    def _suffix_inputs(self, seqs, prefix_of, batch):
+        """Suffix ids padded on the left (between prefix and suffix), the full attention mask (each
+        row's prefix left-padded to the batch's longest prefix), and position ids that continue each
+        row's own prefix for every real token."""
         import torch
 
-        suffixes = [seqs[i][prefix_len:] for i in batch]
+        prefixes = [prefix_of[i] for i in batch]
+        pmax = max(prefixes)
+        suffixes = [seqs[i][p:] for i, p in zip(batch, prefixes, strict=True)]
         width = max(len(s) for s in suffixes)
         ids = [[self.pad_id] * (width - len(s)) + s for s in suffixes]
-        mask = [[1] * prefix_len + [0] * (width - len(s)) + [1] * len(s) for s in suffixes]
+        mask = [[0] * (pmax - p) + [1] * p + [0] * (width - len(s)) + [1] * len(s)
+                for p, s in zip(prefixes, suffixes, strict=True)]
         ids_t = torch.tensor(ids, device=self.device)
         mask_t = torch.tensor(mask, device=self.device)
-        positions = (mask_t.cumsum(-1) - 1).clamp(min=0)[:, prefix_len:]
+        positions = (mask_t.cumsum(-1) - 1).clamp(min=0)[:, pmax:]
         return ids_t, mask_t, positions
 
-    def _greedy_batch(self, seqs, prefix_len, batch, cache, decoding) -> list[str]:
-        """Greedy decoding that drops finished rows from the batch (and the cache) at once."""
+    def _sync_every(self) -> int:
+        """Decoding steps between host checks for finished rows: every step on CPUs (finished rows
+        leave the batch at once), every few on GPUs (the device runs ahead meanwhile)."""
+        return 1 if self.device.type != "cuda" else GPU_SYNC_EVERY
+
+    def _greedy_batch(self, seqs, prefix_of, batch, cache, decoding) -> list[str]:
+        """Greedy decoding; finished rows (eos, stop string) leave the batch and the cache at each
+        host check. Generated tokens stay on the device until the batch ends."""
         import torch
 
-        ids, mask, positions = self._suffix_inputs(seqs, prefix_len, batch)
+        ids, mask, positions = self._suffix_inputs(seqs, prefix_of, batch)
+        steps = decoding.max_new_tokens
         eos = torch.tensor(self.eos_ids or [-1], device=self.device)
-        generated: list[list[int]] = [[] for _ in batch]
-        alive = list(range(len(batch)))
+        out = torch.full((len(batch), steps), self.pad_id, dtype=torch.long, device=self.device)
+        rows = torch.arange(len(batch), device=self.device)  # batch row of each row still decoding
+        unfinished = torch.ones(len(batch), dtype=torch.bool, device=self.device)
+        every = self._sync_every()
         logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
                             use_cache=True, logits_to_keep=1).logits[:, -1, :]
         next_pos = positions[:, -1:] + 1
-        for step in range(decoding.max_new_tokens):
-            tokens = logits.float().argmax(-1)
-            finished = torch.isin(tokens, eos).tolist()
-            keep = []
-            for row, (tok, done) in enumerate(zip(tokens.tolist(), finished, strict=True)):
-                generated[alive[row]].append(tok)
-                if not done and step + 1 < decoding.max_new_tokens and not self._hit_stop(
-                        generated[alive[row]], decoding):
-                    keep.append(row)
-            if not keep:
+        for step in range(steps):
+            tokens = torch.where(unfinished, logits.argmax(-1), self.pad_id)
+            out[rows, step] = tokens
+            unfinished &= ~torch.isin(tokens, eos)
+            if step + 1 == steps:
                 break
-            if len(keep) < len(alive):
-                index = torch.tensor(keep, device=self.device)
-                cache.batch_select_indices(index)
-                tokens, mask, next_pos = tokens[index], mask[index], next_pos[index]
-                alive = [alive[r] for r in keep]
-            mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=-1)
+            if (step + 1) % every == 0:
+                keep = unfinished.tolist()
+                if decoding.stop:
+                    seen = out[rows, : step + 1].tolist()
+                    keep = [k and not self._hit_stop(toks, decoding) for k, toks in zip(keep, seen, strict=True)]
+                if not any(keep):
+                    break
+                if not all(keep):
+                    index = torch.tensor([r for r, k in enumerate(keep) if k], device=self.device)
+                    cache.batch_select_indices(index)
+                    tokens, mask, next_pos = tokens[index], mask[index], next_pos[index]
+                    rows, unfinished = rows[index], unfinished[index]
+            mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=-1)
             logits = self.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=next_pos,
                                 cache=cache, use_cache=True).logits[:, -1, :]
             next_pos = next_pos + 1
-        return [self._decode(toks, decoding) for toks in generated]
+        return [self._decode(toks, decoding) for toks in out.tolist()]
 
     def _hit_stop(self, tokens: list[int], decoding: Decoding) -> bool:
         if not decoding.stop:
@@ -442,13 +654,14 @@ class HFBackend:
         text = self.tokenizer.decode(tokens, skip_special_tokens=True)
         return any(stop in text for stop in decoding.stop)
 
-    def _sample_batch(self, seqs, prefix_len, batch, cache, config, decoding) -> list[str]:
+    def _sample_batch(self, seqs, prefix_of, batch, cache, config, decoding) -> list[str]:
         """Sampling (temperature > 0) goes through transformers' generate."""
         import torch
 
-        ids, mask, _ = self._suffix_inputs(seqs, prefix_len, batch)
-        prefix = torch.tensor([seqs[batch[0]][:prefix_len]] * len(batch), device=self.device,
-                              dtype=ids.dtype).reshape(len(batch), prefix_len)
+        ids, mask, _ = self._suffix_inputs(seqs, prefix_of, batch)
+        pmax = max(prefix_of[i] for i in batch)
+        prefix = torch.tensor([[self.pad_id] * (pmax - prefix_of[i]) + seqs[i][:prefix_of[i]] for i in batch],
+                              device=self.device, dtype=ids.dtype).reshape(len(batch), pmax)
         full = torch.cat([prefix, ids], dim=-1)
         out = self.model.generate(input_ids=full, attention_mask=mask, cache=cache, generation_config=config,
                                   tokenizer=self.tokenizer)

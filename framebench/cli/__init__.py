@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from framebench.cli import build, demo, embodied, listing, partnr, score, text, view
+from framebench.cli import build, demo, embodied, listing, partnr, score, sweep, text, view
 from framebench.errors import UserError
 
 WIDE_HELP = 120  # help columns when stdout is not a terminal (logs, pipes): nothing cut at 80
@@ -26,6 +26,7 @@ app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
 app.command("view")(view.view)
 app.command("list")(listing.list_command)
+app.command("sweep")(sweep.sweep)
 app.add_typer(build.app, name="build")
 app.add_typer(partnr.app, name="partnr")
 

@@ -23,13 +23,20 @@ def embodied(
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
     force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
+    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (a Ray cluster)."),
+    ray_address: str = typer.Option(None, "--ray-address",
+                                    help="Ray head HOST:PORT or 'auto' (default: start a local Ray instance)."),
+    ray_workers: int = typer.Option(None, "--ray-workers", min=1,
+                                    help="Worker actors (default: as many as the cluster's resources allow)."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from framebench import api
     from framebench.errors import UserError
+    from framebench.executors import check_executor
     from framebench.paths import check_out_folder
     from framebench.registry import engine_for, parse_model_args
 
+    check_executor(executor)
     check_out_folder(out)
     if backend is not None:
         if simulator is not None and simulator != backend:
@@ -38,7 +45,8 @@ def embodied(
     engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
     run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
                                max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
-                               model_args=parse_model_args(model_arg), progress=True, force=force)
+                               model_args=parse_model_args(model_arg), progress=True, force=force,
+                               executor=executor, ray_address=ray_address, ray_workers=ray_workers)
     records = Path(run_dir) / "records.parquet"
     if records.exists():
         from framebench.records import read_records

@@ -11,8 +11,8 @@ MODEL_ARG_HELP = ("An option of the model engine, key=value (repeatable), e.g. b
 def text(
     data: Path = typer.Option(..., "--data", help="Folder holding items.jsonl."),
     out: Path = typer.Option(..., "--out", help="Run folder (records.parquet, run.json, prompts.jsonl, store)."),
-    model: str = typer.Option(None, "--model", help="hf:PATH|openai:NAME|baseline:KIND|smollm2 (default), "
-                              "or any registered model engine."),
+    model: str = typer.Option(None, "--model", help="hf:PATH|vllm:PATH|openai:NAME|baseline:KIND|smollm2 "
+                              "(default), or any registered model engine."),
     model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     tasks: str = typer.Option(None, "--tasks", help="Comma-separated tasks to run (default: all)."),
     formats: str = typer.Option(None, "--formats", help="Comma-separated formats: binary,mc (default: both)."),
@@ -25,6 +25,11 @@ def text(
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
+    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (a Ray cluster)."),
+    ray_address: str = typer.Option(None, "--ray-address",
+                                    help="Ray head HOST:PORT or 'auto' (default: start a local Ray instance)."),
+    ray_workers: int = typer.Option(None, "--ray-workers", min=1,
+                                    help="Worker actors (default: as many as the cluster's CPUs/GPUs allow)."),
 ) -> None:
     """Evaluate a model on FramingQA text or OMIT items (resumes when re-run with the same arguments)."""
     import logging
@@ -41,7 +46,8 @@ def text(
     summary = api.run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
                            batch_size=batch_size if batch_size == "auto" else int(batch_size),
                            concurrency=concurrency, conditions=conditions, progress=not quiet,
-                           base_url=base_url, model_args=parse_model_args(model_arg), force=force)
+                           base_url=base_url, model_args=parse_model_args(model_arg), force=force,
+                           executor=executor, ray_address=ray_address, ray_workers=ray_workers)
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 

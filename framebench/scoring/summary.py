@@ -68,7 +68,8 @@ def print_summary(report: Mapping[str, Any], title: str = "framebench", console=
 
     out = console or make_console()
     for suite, header, rows in summary_tables(report):
-        table = Table(title=f"{title}: {suite} (%)", title_justify="left")
+        caption = f"{title} summary: {suite} (%)"
+        table = Table(title=caption, title_justify="left", min_width=len(caption))  # the title on one line
         for col in header:
             table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right", overflow="fold")
         for row in rows:
