@@ -76,10 +76,10 @@ def test_list_unknown_is_one_line_exit_2(capsys):
 
 @pytest.mark.parametrize(("planner", "message"), [
     ("nonsense:x", "error: unknown planner spec 'nonsense:x': use oracle, script:FILE, "
-                   "hf:<path or hub id>, openai:<model> or smollm2"),
+                   "hf:<path or hub id>, openai:<model>, smollm2 or vllm:<path or hub id>"),
     ("baseline:always-yes", "error: --planner 'baseline:always-yes': baseline models only answer "
                             "Yes/No and cannot plan; use oracle, script:FILE, hf:<path or hub id>, "
-                            "openai:<model> or smollm2"),
+                            "openai:<model>, smollm2 or vllm:<path or hub id>"),
 ])
 def test_bad_planner_is_one_line_and_writes_nothing(planner, message, capsys, tmp_path):
     out_dir = tmp_path / "run"
