@@ -258,3 +258,9 @@ def test_sweep_on_ray_runs_every_combination_and_scores(cluster, tmp_path):
     assert report  # one report over all 5 runs
     total = sum(len(read_records(p)) for p in (tmp_path / "sweep").glob("*/*") if p.is_dir())
     assert total == 2 * (20 + 20) + 28
+
+
+def test_local_instance_stays_on_loopback(cluster):
+    """Every node of the local instance, and the address the drivers dial, is 127.0.0.1."""
+    assert cluster.split(":")[0] == "127.0.0.1"
+    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
