@@ -166,31 +166,25 @@ class Timer:
 
 
 def phases(run_dir: Path) -> None:
-    """Each stage of ``framebench score`` on its own."""
-    from framebench.cli.score import load_runs
-    from framebench.scoring.compute import _omit_analysis
-    from framebench.scoring.embodied import score_embodied
-    from framebench.scoring.framingqa import score_framingqa
-    from framebench.scoring.omit import score_omit
+    """Each stage of ``framebench score`` on its own: reading, each registered suite's metrics,
+    then the two renderers."""
+    from framebench.registry import ordered_suites
+    from framebench.runs import load_runs
+    from framebench.scoring.bootstrap import N_RESAMPLES
+    from framebench.scoring.html import render_html
+    from framebench.scoring.markdown import render_markdown
 
     with Timer("read + validate records"):
         df, prompts = load_runs([run_dir])
-    with Timer("FramingQA metrics + CIs"):
-        report = {"framingqa": score_framingqa(df)}
-    with Timer("embodied metrics"):
-        report["embodied"] = score_embodied(df)
-    with Timer("OMIT metrics"):
-        report["omit"] = score_omit(df)
-    with Timer("OMIT analysis (helper D)"):
-        report["omit"]["analysis"] = _omit_analysis(df)
-    try:
-        from framebench.scoring.html import render_html
-        from framebench.scoring.markdown import render_markdown
-    except ImportError:
-        return
-    with Timer("report.md (helper A2)"):
+    report = {}
+    for suite in ordered_suites():
+        with Timer(f"{suite.name} metrics"):
+            metrics = suite.score(df, N_RESAMPLES)
+        if metrics:
+            report[suite.name] = metrics
+    with Timer("report.md"):
         render_markdown(report)
-    with Timer("report.html (helper A2)"):
+    with Timer("report.html"):
         render_html(report, df, prompts)
 
 
@@ -201,7 +195,7 @@ def main() -> None:
     parser.add_argument("--no-phases", action="store_true", help="only the end-to-end timings")
     args = parser.parse_args()
 
-    from framebench.cli import main as cli_main
+    from framebench import api
 
     base = args.keep or Path(tempfile.mkdtemp(prefix="score-bench-"))
     run_dir, out_dir = base / "run", base / "report"
@@ -220,11 +214,7 @@ def main() -> None:
 
     print("end to end:")
     with Timer("framebench score (in-process)") as inproc:
-        try:
-            cli_main(["score", str(run_dir), "--out", str(out_dir / "inproc")])
-        except SystemExit as exc:
-            if exc.code:
-                raise
+        api.write_report(api.score([run_dir]), out_dir / "inproc")
     with Timer("framebench score (subprocess)") as sub:
         subprocess.run([sys.executable, "-m", "framebench", "score", str(run_dir),
                         "--out", str(out_dir / "subproc")], check=True, capture_output=True)

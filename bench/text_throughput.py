@@ -2,7 +2,7 @@
 
 Same model (SmolLM2 by default), same items, in one run: the naive path renders each item and
 calls ``HFBackend.generate_naive`` (one prompt at a time, full prompt, no cache); the fast path is
-``text_eval.runner.run_text`` (result store, shared-prefix KV reuse, length-bucketed batches,
+``framebench.api.run_text`` (result store, shared-prefix KV reuse, length-bucketed batches,
 parsing, records). Prints both throughputs, the ratio, the share of identical raw outputs and of
 identical parsed answers, the machine load, and (``--profile``) where the fast path spends its time.
 
@@ -85,12 +85,12 @@ def main() -> None:
 
     import torch
 
+    from framebench.api import run_text
     from framebench.backends import load_backend
     from framebench.items import write_items
     from framebench.records import read_records
     from text_eval.parsing import parse_answer
     from text_eval.prompts import decoding_for, render_chat
-    from text_eval.runner import run_text
 
     load_start = os.getloadavg()
     items = pick_items(args.items, args.context, args.mixed)

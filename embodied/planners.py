@@ -171,30 +171,41 @@ def _trim_reply(text: str) -> str:
     return "\n".join(lines) or text.strip()
 
 
-PLANNER_SPECS = "oracle, script:FILE, hf:<path or hub id>, openai:<model> or smollm2"
+def planner_specs() -> str:
+    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, openai:<model> or
+    smollm2": the registered planner engines, then the model engines that can plan."""
+    from framebench.registry import engines_of
+
+    usages = [e.usage() for e in engines_of("planner").values()]
+    usages += [e.usage() for e in engines_of("model").values() if e.plans]
+    return ", ".join(usages[:-1]) + " or " + usages[-1]
 
 
 def check_planner_spec(spec: str) -> None:
     """Reject a spec no planner answers to, in one line listing every planner spec."""
+    from framebench.registry import engines_of
+
     kind, colon, arg = spec.partition(":")
-    if spec == "oracle" or (kind == "script" and arg):
-        return
-    if kind == "script":
-        raise UserError("--planner script:FILE needs a file name")
-    if kind == "baseline":
-        raise UserError(f"--planner {spec!r}: baseline models only answer Yes/No and cannot plan; "
-                        f"use {PLANNER_SPECS}")
-    if (kind in ("hf", "openai") and arg) or (spec == "smollm2"):
-        return
-    raise UserError(f"unknown planner spec {spec!r}: use {PLANNER_SPECS}")
+    engine = engines_of("planner").get(kind) or engines_of("model").get(kind)
+    if engine is not None and not engine.plans:
+        raise UserError(f"--planner {spec!r}: {kind} models only answer Yes/No and cannot plan; "
+                        f"use {planner_specs()}")
+    if engine is None or (engine.arg == "required" and not arg) or (engine.arg == "none" and colon):
+        raise UserError(f"unknown planner spec {spec!r}: use {planner_specs()}")
 
 
-def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8) -> Planner:
+def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8,
+                 model_args: dict[str, Any] | None = None) -> Planner:
+    """A registered planner engine (``oracle``, ``script:FILE``, ...), or any model spec wrapped
+    in the LLM planner (``model_args``: that model engine's options)."""
+    from framebench.registry import build_engine, engines_of
+
     check_planner_spec(spec)
-    if spec == "oracle":
-        return OraclePlanner()
-    if spec.startswith("script:"):
-        return ScriptPlanner(spec.removeprefix("script:"))
+    if spec.partition(":")[0] in engines_of("planner"):
+        if model_args:
+            raise UserError(f"--model-arg: planner {spec!r} runs no model")
+        return build_engine(spec, "planner")
     from framebench.backends import load_backend
 
-    return LLMPlanner(load_backend(spec), max_new_tokens=max_new_tokens, history_turns=history_turns)
+    return LLMPlanner(load_backend(spec, **(model_args or {})), max_new_tokens=max_new_tokens,
+                      history_turns=history_turns)

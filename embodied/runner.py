@@ -19,7 +19,6 @@ run.json names the evaluation mode (``evaluation``) and counts such variants (``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,11 +148,13 @@ def run_settings(planner: Planner, replan_cap: int, partnr_compat: bool) -> dict
             **planner.settings()}
 
 
-def run_id_for(fingerprint: str, dataset_hash: str, settings: dict[str, Any], limit: int | None) -> str:
-    """Stable run id: the same planner, episodes and settings give the same id (resumed or not)."""
-    from framebench.store import sha256, stable_json
+def embodied_run_id(planner: str, fingerprint: str, dataset_hash: str, settings: dict[str, Any],
+                    limit: int | None) -> str:
+    """Stable run id (``framebench.runs`` policy): the same planner, episodes and settings give the
+    same id, resumed or not."""
+    from framebench.runs import run_id_for
 
-    return f"embodied-{sha256(stable_json([fingerprint, dataset_hash, settings, limit]))[:12]}"
+    return run_id_for(planner, [fingerprint, dataset_hash, {"limit": limit}, settings])
 
 
 def episode_keys(episode: dict[str, Any], fingerprint: str,
@@ -185,11 +186,13 @@ def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path
     if len(pending) < len(VARIANTS) and on_stored is not None:
         on_stored(len(VARIANTS) - len(pending))
     if pending:
-        (out / "episodes").mkdir(parents=True, exist_ok=True)
+        from framebench.runs import EPISODE_LOGS
+
+        (out / EPISODE_LOGS).mkdir(parents=True, exist_ok=True)
         results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
         for (bias, level), (fields, log) in zip(pending, results, strict=True):
             iid = item_id(episode["episode_id"], bias, level)
-            write_json_atomic(log, child_path(out / "episodes", iid, ".json"))
+            write_json_atomic(log, child_path(out / EPISODE_LOGS, iid, ".json"))
             store.put(keys[iid], iid, fields)
             found[keys[iid]] = fields
     return {iid: found[key] for iid, key in keys.items()}, len(pending)
@@ -199,19 +202,20 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
         identity: dict[str, Any] | None = None) -> Path:
     """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
+    from embodied.suite import episode_row
     from framebench.console import ProgressReporter
-    from framebench.records import make_row, write_records
-    from framebench.runinfo import file_sha256, now_iso, write_run_info, write_text_atomic
+    from framebench.runinfo import file_sha256, now_iso
+    from framebench.runs import EPISODE_LOGS, RunInfo, write_run
     from framebench.store import ResultStore
 
     episodes = read_episodes(episodes_file)[:limit]
     started = now_iso()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "episodes").mkdir(exist_ok=True)
+    (out / EPISODE_LOGS).mkdir(exist_ok=True)
     settings = run_settings(planner, replan_cap, partnr_compat)
     fingerprint = planner.fingerprint()
     dataset_hash = file_sha256(episodes_file)
-    run_id = run_id_for(fingerprint, dataset_hash, settings, limit)
+    run_id = embodied_run_id(planner.spec, fingerprint, dataset_hash, settings, limit)
     rows, prompts, errors = [], [], 0
     reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
@@ -225,28 +229,25 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
     with ResultStore(out) as store, reporter:
         for episode in episodes:
             _, framed = episode_keys(episode, fingerprint, settings)
-            prompts.extend({"item_id": iid, "prompt": text} for iid, text in framed.items())
+            prompts.extend(framed.items())
             results, _ = run_episode(episode, planner, store, out, settings, replan_cap, partnr_compat,
                                      on_round=on_round, on_stored=reporter.skip)  # skip: served from the store
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = results[iid]
                 errors += fields.get("evaluation_error") is not None
-                rows.append(make_row(
-                    run_id=run_id, model=planner.spec, suite="embodied", task="robotics", format="episode",
-                    context_id=episode["episode_id"], item_id=iid, bias=bias, level=level, form="", variant="",
-                    slot="neutral" if bias == "neutral" else f"{bias}/{level}", gold="", answer="", parse="ok",
-                    correct=bool(fields["success"]), output=fields["output"],
-                    constraint=episode["info"]["constraint_type"], percent_complete=fields["percent_complete"],
-                    success=bool(fields["success"]), sim_steps=fields["sim_steps"],
+                rows.append(episode_row(
+                    run_id=run_id, model=planner.spec, episode_id=episode["episode_id"], item_id=iid,
+                    bias=bias, level=level, constraint=episode["info"]["constraint_type"],
+                    percent_complete=fields["percent_complete"], success=bool(fields["success"]),
+                    sim_steps=fields["sim_steps"], output=fields["output"],
                     replans=fields["replans"] if planner.uses_cap else None))
-    write_records(rows, out)
-    write_text_atomic("".join(json.dumps(p) + "\n" for p in prompts), out / "prompts.jsonl")
-    write_run_info(out, run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
-                   dataset_hash=dataset_hash, started=started, suite="embodied",
-                   identity=identity or run_identity(planner.spec, episodes_file, replan_cap=replan_cap,
-                                                     partnr_compat=partnr_compat, limit=limit),
-                   backend="symbolic", n_episodes=len(episodes), n_variants=len(rows),
-                   evaluation=evaluation_mode(partnr_compat), evaluation_errors=errors,
-                   note="sim_steps come from the symbolic cost model; not comparable to Habitat's")
+    write_run(out, rows, prompts, RunInfo(
+        run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
+        dataset_hash=dataset_hash, started=started, producer="embodied", simulator="symbolic",
+        extra={"suite": "embodied", "n_episodes": len(episodes), "n_variants": len(rows),
+               "identity": identity or run_identity(planner.spec, episodes_file, replan_cap=replan_cap,
+                                                    partnr_compat=partnr_compat, limit=limit),
+               "evaluation": evaluation_mode(partnr_compat), "evaluation_errors": errors,
+               "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}))
     return out

@@ -1,7 +1,7 @@
 """Evaluation items (``items.jsonl``): what a model is asked. One JSON object per line.
 
 Built by ``framebench build framingqa`` (text_eval) and ``framebench build omit``; read by
-``framebench text``. Record fields (DESIGN.md) are copied from the item into each record.
+``framebench text``. Record fields (docs/design.md) are copied from the item into each record.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ ITEM_FIELDS: dict[str, type] = {
 }
 # Optional (OMIT): frame = action|omission, conflicts = "|"-joined labels.
 OPTIONAL_FIELDS: dict[str, type] = {"frame": str, "conflicts": str}
-ENUM_FIELDS = {k: v for k, v in records.ENUMS.items() if k in ITEM_FIELDS or k in OPTIONAL_FIELDS}
 
 
 def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
@@ -53,16 +52,15 @@ def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
     for name, typ in OPTIONAL_FIELDS.items():
         if name in item and not isinstance(item[name], typ):
             raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' must be {typ.__name__}")
-    for name, allowed in ENUM_FIELDS.items():
+    for name, allowed in records.enums().items():
         if name in item and item[name] not in allowed:
             raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' has unknown value {item[name]!r}")
     _check_consistency(item, f"{where}: item {item['item_id']!r}")
     return item
 
 
-# which tasks and formats each suite's items may have (embodied episodes are not items)
-SUITE_TASKS = {"framingqa": ("law_issue_spotting", "law_hearsay", "finance", "medicine"), "omit": ("omit",)}
-SUITE_FORMATS = {"framingqa": ("binary", "mc"), "omit": ("binary",)}
+# which tasks and formats each suite's items may have: the registered text suites' (embodied
+# episodes are not items)
 MIN_OPTIONS, MAX_OPTIONS = 2, len(records.MC_ANSWERS)
 
 
@@ -72,8 +70,9 @@ def _check_consistency(item: dict[str, Any], where: str) -> None:
         if not item[name].strip():
             raise UserError(f"{where}: field '{name}' must not be empty")
     suite = item["suite"]
+    SUITE_TASKS, SUITE_FORMATS = records.suite_tasks(text_only=True), records.suite_formats(text_only=True)  # noqa: N806
     if suite not in SUITE_TASKS:
-        raise UserError(f"{where}: field 'suite': {suite!r} items are not text items (use framingqa or omit)")
+        raise UserError(f"{where}: field 'suite': {suite!r} items are not text items (use {' or '.join(SUITE_TASKS)})")
     if item["task"] not in SUITE_TASKS[suite]:
         raise UserError(f"{where}: field 'task': {item['task']!r} is not a {suite} task "
                         f"(expected {', '.join(SUITE_TASKS[suite])})")

@@ -1,4 +1,4 @@
-"""The record schema (DESIGN.md "Records", a contract) with its writer and validating reader.
+"""The record schema (docs/design.md "Records", a contract) with its writer and validating reader.
 
 One row per model response (text suites) or per episode variant (embodied). Every run writes
 ``RUN_DIR/records.parquet``; scoring reads nothing else.
@@ -52,8 +52,6 @@ COLUMNS: dict[str, pa.DataType] = {
 }
 SCHEMA = pa.schema([pa.field(name, typ) for name, typ in COLUMNS.items()])
 
-SUITES = ("framingqa", "omit", "embodied")
-TASKS = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "omit", "robotics")
 FORMATS = ("binary", "mc", "episode")
 BIASES = ("neutral", "correct", "incorrect")
 LEVELS = ("root", "propositional", "global", "")
@@ -65,9 +63,9 @@ CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous", "")
 BINARY_ANSWERS = ("Yes", "No")
 MC_ANSWERS = ("A", "B", "C", "D")
 
+# ``suite`` and ``task`` take the values the registered suites declare (``known_suites``,
+# ``known_tasks``); the other enumerated columns are fixed here.
 ENUMS: dict[str, tuple[str, ...]] = {
-    "suite": SUITES,
-    "task": TASKS,
     "format": FORMATS,
     "bias": BIASES,
     "level": LEVELS,
@@ -102,6 +100,25 @@ DEFAULTS: dict[str, Any] = {
     "replans": None,
 }
 REQUIRED = [c for c in COLUMNS if c not in DEFAULTS]
+
+
+def known_suites() -> tuple[str, ...]:
+    """The registered suites' names (``framebench.registry``)."""
+    from framebench.registry import ordered_suites
+
+    return tuple(s.name for s in ordered_suites())
+
+
+def known_tasks() -> tuple[str, ...]:
+    """Every task a registered suite declares, in suite order."""
+    from framebench.registry import ordered_suites
+
+    return tuple(dict.fromkeys(t for s in ordered_suites() for t in s.task_names()))
+
+
+def enums() -> dict[str, tuple[str, ...]]:
+    """Each enumerated column's allowed values."""
+    return {"suite": known_suites(), "task": known_tasks(), **ENUMS}
 
 
 class RecordsError(UserError):
@@ -208,7 +225,7 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
         bad = df[col].isna()
         if bad.any():
             raise RecordsError(f"{source}: row {int(bad.to_numpy().argmax())}: column '{col}' is empty")
-    for col, allowed in ENUMS.items():
+    for col, allowed in enums().items():
         values = df[col].fillna("")
         bad = ~values.isin(allowed)
         if bad.any():
@@ -239,9 +256,19 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
 
 
 # which tasks, formats, golds and answers each suite's rows may have
-SUITE_TASKS = {"framingqa": ("law_issue_spotting", "law_hearsay", "finance", "medicine"), "omit": ("omit",),
-               "embodied": ("robotics",)}
-SUITE_FORMATS = {"framingqa": ("binary", "mc"), "omit": ("binary",), "embodied": ("episode",)}
+def suite_tasks(text_only: bool = False) -> dict[str, tuple[str, ...]]:
+    """Each registered suite's tasks (``text_only``: the suites whose items are text items)."""
+    from framebench.registry import ordered_suites
+
+    return {s.name: s.task_names() for s in ordered_suites() if s.text_items or not text_only}
+
+
+def suite_formats(text_only: bool = False) -> dict[str, tuple[str, ...]]:
+    from framebench.registry import ordered_suites
+
+    return {s.name: s.formats for s in ordered_suites() if s.text_items or not text_only}
+
+
 FORMAT_ANSWERS = {"binary": BINARY_ANSWERS, "mc": MC_ANSWERS, "episode": ()}
 NON_EMPTY = ("run_id", "model", "context_id", "item_id")
 
@@ -259,13 +286,14 @@ def _check_agreement(df: pd.DataFrame, source: str) -> None:
     suite, task, fmt = df["suite"], df["task"], df["format"]
     ok_task = pd.Series(False, index=df.index)
     ok_format = pd.Series(False, index=df.index)
-    for name, tasks in SUITE_TASKS.items():
+    tasks_of, formats_of = suite_tasks(), suite_formats()
+    for name, tasks in tasks_of.items():
         ok_task |= (suite == name) & task.isin(tasks)
-        ok_format |= (suite == name) & fmt.isin(SUITE_FORMATS[name])
+        ok_format |= (suite == name) & fmt.isin(formats_of[name])
     _first_bad(source, ~ok_task, "column 'task' does not belong to the row's suite "
-               + "; ".join(f"{k}: {', '.join(v)}" for k, v in SUITE_TASKS.items()))
+               + "; ".join(f"{k}: {', '.join(v)}" for k, v in tasks_of.items()))
     _first_bad(source, ~ok_format, "column 'format' does not fit the row's suite "
-               + "; ".join(f"{k}: {', '.join(v)}" for k, v in SUITE_FORMATS.items()))
+               + "; ".join(f"{k}: {', '.join(v)}" for k, v in formats_of.items()))
     frame, cond = df["frame"].fillna(""), df["condition"].fillna("")
     omit = suite == "omit"
     _first_bad(source, omit & ~frame.isin(("action", "omission")), "OMIT rows need frame action or omission")

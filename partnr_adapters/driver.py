@@ -312,7 +312,6 @@ def run(args: argparse.Namespace) -> int:
     os.makedirs(results_dir, exist_ok=True)
     manifest_path = os.path.join(results_dir, MANIFEST_FILE)
     manifest = {
-        "run_id": "partnr-" + hashlib.sha256((dataset_path + args.planner + _now()).encode()).hexdigest()[:12],
         "started": _now(),
         "batches": [],
     }
@@ -330,6 +329,13 @@ def run(args: argparse.Namespace) -> int:
         "partnr": {"baseline": baseline, "partial_obs": args.partial_obs, "dataset": dataset_path,
                    "replanning_threshold": args.replanning_threshold},
     })
+    if "run_id" not in manifest:  # deterministic over what determines the results (framebench.runs)
+        with open(dataset_path, "rb") as fh:
+            data_hash = hashlib.sha256(fh.read()).hexdigest()
+        determinants = [manifest["fingerprint"], data_hash, manifest["decoding"],
+                        {k: v for k, v in manifest["partnr"].items() if k != "dataset"}]
+        manifest["run_id"] = "partnr-" + hashlib.sha256(
+            json.dumps(determinants, sort_keys=True).encode()).hexdigest()[:12]
     print("%d of %d episodes to run in batches of %d" % (len(todo), len(episode_ids), args.batch_size), flush=True)
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -21,19 +21,18 @@ run.json says so (``evaluation: partnr-habitat``) and the report repeats it.
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from embodied.evaluation import MODE_HABITAT
 from framebench.errors import UserError
+from framebench.runs import PROMPTS_FILE  # noqa: F401  (re-exported)
 
 STATS_DIR = "stats"
 PLANNER_LOG_DIR = "planner-log"
 MANIFEST_FILE = "framebench-run.json"  # written by partnr_adapters.driver next to PARTNR's outputs
 CRASH_FILE = "crashes.json"
-PROMPTS_FILE = "prompts.jsonl"
 DEFAULT_CONSTRAINT = "none"
 
 
@@ -177,15 +176,10 @@ def episode_constraint(episode: dict[str, Any], source: str) -> str:
 
 def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model: str | None = None) -> IngestReport:
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
+    from embodied.suite import episode_row
     from framebench.paths import child_path
-    from framebench.records import make_row, write_records
-    from framebench.runinfo import (
-        file_sha256,
-        now_iso,
-        write_json_atomic,
-        write_run_info,
-        write_text_atomic,
-    )
+    from framebench.runinfo import file_sha256, now_iso, write_json_atomic
+    from framebench.runs import RunInfo, run_id_for, write_run
     from partnr_adapters.frame import load_episode_file, parse_framed_id
 
     results_dir, episodes, out = Path(results_dir), Path(episodes), Path(out)
@@ -193,7 +187,9 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     output_dir = find_output_dir(results_dir, episodes)
     manifest = _read_manifest(results_dir, output_dir)
     model = model or manifest.get("planner") or "partnr:unknown"
-    run_id = manifest.get("run_id") or f"partnr-{uuid.uuid4().hex[:12]}"
+    fingerprint = manifest.get("fingerprint") or model
+    dataset_hash = file_sha256(episodes)
+    run_id = manifest.get("run_id") or run_id_for(model, [fingerprint, dataset_hash, manifest.get("decoding") or {}])
 
     report = IngestReport()
     logs = planner_logs(output_dir / PLANNER_LOG_DIR)
@@ -220,30 +216,25 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
             output = f"[{status if status != 'missing' else 'missing stats'}] {stats}"
         # PARTNR: task_state_success = 1.0 iff task_percent_complete == 1.0
         success = status == "finished" and pc == 1.0
-        rows.append(make_row(
-            run_id=run_id, model=model, suite="embodied", task="robotics", format="episode",
-            context_id=base_id, item_id=item_id, bias=bias, level=level, slot=f"{bias}/{level}",
+        rows.append(episode_row(
+            run_id=run_id, model=model, episode_id=base_id, item_id=item_id, bias=bias, level=level,
             constraint=episode_constraint(episode, str(episodes)), percent_complete=pc,
-            success=success, correct=success, sim_steps=steps, replans=replans, output=output,
+            success=success, sim_steps=steps, replans=replans, output=output,
         ))
-        prompts.append(json.dumps({"item_id": item_id, "prompt": episode["instruction"]}))
+        prompts.append((item_id, episode["instruction"]))
     stats_dir = output_dir / STATS_DIR
     if stats_dir.is_dir():
         report.unknown_stats = sorted(p.stem for p in stats_dir.glob("*.json") if p.stem not in known)
     report.rows = len(rows)
 
-    write_records(rows, out)
-    write_text_atomic("".join(p + "\n" for p in prompts), out / PROMPTS_FILE)
+    write_run(out, rows, prompts, RunInfo(
+        run_id=run_id, model=model, fingerprint=fingerprint, decoding=manifest.get("decoding") or {},
+        dataset_hash=dataset_hash, started=manifest.get("started") or now_iso(), producer="habitat",
+        simulator="habitat",
+        extra={"results_dir": str(output_dir.resolve()), "evaluation": MODE_HABITAT,
+               "partnr": manifest.get("partnr") or {},
+               "finished_episodes": report.finished, "problem_episodes": len(report.problems)}))
     write_json_atomic(report.problems, out / CRASH_FILE)
-    write_run_info(
-        out, run_id=run_id, model=model,
-        fingerprint=manifest.get("fingerprint") or model,
-        decoding=manifest.get("decoding") or {},
-        dataset_hash=file_sha256(episodes), started=manifest.get("started") or now_iso(),
-        backend="habitat", results_dir=str(output_dir.resolve()), evaluation=MODE_HABITAT,
-        partnr=manifest.get("partnr") or {},
-        finished_episodes=report.finished, problem_episodes=len(report.problems),
-    )
     return report
 
 

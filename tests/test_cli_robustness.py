@@ -254,12 +254,13 @@ def _columns(line: str) -> int:
 
 
 def test_omit_analysis_section_renders_no_live_links(tmp_path):
-    from framebench.scoring.html import _analysis_html
+    from framebench.scoring.html import render_html
 
     text_report = {"omit": {"analysis": {"rates_selected": {"[x](http://evil.example)": {"M0": {
         "OBR": 0.5, "OBR_low": 0.1, "OBR_high": 0.9, "ABR": 0.25, "FCR": 0.25, "n": 4, "unparsed_pairs": 0}}}}}}
-    html = str(_analysis_html(text_report))
-    assert "<a " not in html and "evil.example" in html
+    html = render_html(text_report, None, {})
+    section = html[html.index(">OMIT analyses</h2>"):]  # an ordinary table of the OMIT suite
+    assert "<a " not in section and "[x](http://evil.example)" in section
 
 
 def test_markdown_cell_escapes():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -291,32 +292,13 @@ def test_render_html_from_computed_report():
     assert "cf. FramingQA Table 6" in page and "cf. OMIT Table 2" in page
 
 
-def test_omit_analysis_section_is_rendered_and_escaped(monkeypatch):
-    """The OMIT analysis renderer's Markdown becomes HTML tables; raw HTML in it stays text; its
-    figures are inlined."""
-    import sys
-    import types
-
-    import matplotlib.pyplot as plt
-
-    import framebench.scoring
-
-    def figures(analysis):
-        fig, ax = plt.subplots()
-        ax.plot([0, 1], [0, analysis["kappa"]])
-        return [("kappa figure", fig)]
-
-    fake = types.ModuleType("framebench.scoring.omit_analysis")
-    fake.markdown = lambda analysis: (
-        "## OMIT analyses\n\n| persona | kappa |\n|---|---:|\n"
-        f"| care {SCRIPT_PAYLOAD} | {analysis['kappa']} |\n")
-    fake.figures = figures
-    monkeypatch.setitem(sys.modules, "framebench.scoring.omit_analysis", fake)
-    monkeypatch.setattr(framebench.scoring, "omit_analysis", fake, raising=False)
-    report = {"omit": {**REPORT["omit"], "analysis": {"kappa": 0.42}}}
+def test_omit_analysis_section_is_rendered_and_escaped():
+    """The OMIT analysis is ordinary tables of the OMIT suite: in the page's sections and nav,
+    every cell escaped."""
+    m0 = {"OBR": 0.5, "OBR_low": 0.2, "OBR_high": 0.8, "ABR": 0.25, "FCR": 0.25, "n": 4, "unparsed_pairs": 1}
+    report = {"omit": {**REPORT["omit"], "analysis": {"rates_selected": {f"care {SCRIPT_PAYLOAD}": {"M0": m0}}}}}
     page = render_html(report, None, {})
-    section = page[page.index('<section id="analysis"'):page.index("</section>")]
-    assert "<h2>OMIT analyses</h2>" in section
-    assert "<td>care &lt;script&gt;" in section and "<script" not in page
-    assert '<td style="text-align:right">0.42</td>' in section
-    assert '<figcaption>kappa figure</figcaption>' in page
+    assert '<a href="#section-2">OMIT analyses</a>' in page
+    section = page[page.index('<h2 id="section-2">'):]
+    assert "OMIT Table 9" in section and "<td>care &lt;script&gt;" in section and "<script" not in page
+    assert re.search(r'<td[^>]*class="num"[^>]*>50\.0</td>', section)

@@ -180,18 +180,19 @@ def test_sections_absent_without_records():
     assert "No records to report." in render_markdown({})
 
 
-def test_omit_analysis_appended_when_renderer_exists(monkeypatch):
-    import sys
-    import types
+ANALYSIS_M0 = {"OBR": 0.5, "OBR_low": 0.2, "OBR_high": 0.8, "ABR": 0.25, "FCR": 0.25, "n": 4,
+               "unparsed_pairs": 1}
 
-    import framebench.scoring
 
-    fake = types.ModuleType("framebench.scoring.omit_analysis")
-    fake.markdown = lambda analysis: f"## OMIT persona analysis\n\nkappa={analysis['kappa']}"
-    monkeypatch.setitem(sys.modules, "framebench.scoring.omit_analysis", fake)
-    monkeypatch.setattr(framebench.scoring, "omit_analysis", fake, raising=False)
-    report = {"omit": {**REPORT["omit"], "analysis": {"kappa": 0.42}}}
-    assert render_markdown(report).rstrip().endswith("kappa=0.42")
+def test_omit_analysis_is_an_ordinary_section():
+    """The OMIT analysis renders as tables of the OMIT suite, after its main section."""
+    report = {"omit": {**REPORT["omit"], "analysis": {"rates_selected": {"m<x>": {"M0": ANALYSIS_M0}}}}}
+    text = render_markdown(report)
+    assert text.index("## OMIT\n") < text.index("## OMIT analyses")
+    (row,) = table_rows(text, "conflict-labeled scenarios")
+    assert row == {"Model": "m&lt;x&gt;", "OBR (%)": "50.0", "95% CI": "\\[20.0, 80.0\\]", "ABR (%)": "25.0",
+                   "FCR (%)": "25.0", "n": "4", "dropped pairs": "1"}
+    assert "## OMIT analyses" not in render_markdown({"omit": {**REPORT["omit"], "analysis": {}}})
 
 
 def test_cells_cannot_inject_markup_or_break_the_table():

@@ -14,7 +14,8 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
-from text_eval.contexts import FINANCE_SCOPES, LAW_SCOPES, Context
+from text_eval.contexts import Context
+from text_eval.domains import domain, domains
 
 LETTERS = "ABCD"
 
@@ -68,17 +69,13 @@ EVIDENCE_FIELDS: dict[str, Any] = {"evidence_id": str, "distractor": str, "sente
 
 
 def mc_layout(ctx: Context, distractors: list[str]) -> tuple[list[str], str]:
-    """Fixed A-D order: law the four categories, finance gold + distractors in Appendix C.2 order,
-    medicine the source's letter order; hearsay has no MC format."""
-    if ctx.task == "law_hearsay":
+    """Fixed A-D order, as the task's domain lays it out (law: the four categories, finance: gold +
+    distractors in Appendix C.2 order, medicine: the source's letter order); ``([], "")`` for a
+    binary-only task (hearsay)."""
+    dom = domain(ctx.task)
+    if not dom.has_mc:
         return [], ""
-    if ctx.task == "law_issue_spotting":
-        options = list(LAW_SCOPES)
-    elif ctx.task == "finance":
-        chosen = {ctx.gold, *distractors}
-        options = [c for c in FINANCE_SCOPES if c in chosen]
-    else:
-        options = list(ctx.options)
+    options = dom.mc_options(ctx, distractors) if dom.mc_options else list(ctx.options)
     return options, LETTERS[options.index(ctx.gold)]
 
 
@@ -88,7 +85,8 @@ def check_sheet(sheet: AnswerSheet, where: str) -> None:
 
     if len(sheet.distractors) != 3 or len(set(sheet.distractors)) != 3 or sheet.gold in sheet.distractors:
         raise bad("needs exactly three distinct distractors different from the gold")
-    if sheet.task != "law_hearsay":
+    known = domains().get(sheet.task)
+    if known is None or known.has_mc:  # a binary-only task (hearsay) has no MC layout
         if sorted(sheet.mc_options) != sorted([sheet.gold, *sheet.distractors]):
             raise bad("mc_options must be the gold and the three distractors")
         if sheet.gold_letter not in LETTERS or sheet.mc_options[LETTERS.index(sheet.gold_letter)] != sheet.gold:

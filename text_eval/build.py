@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ from framebench.items import validate_item, write_items
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
 from text_eval.answer_sheets import AnswerSheet, read_sheets, write_sheets
-from text_eval.contexts import TASKS, Context, Dropped
+from text_eval.contexts import Context, Dropped
+from text_eval.domains import domain, task_names
 from text_eval.premises import ExtractiveSettings, extractive_sheets
 from text_eval.variants import expand, expected_counts
 
@@ -30,7 +31,7 @@ class BuildOptions:
     source: str
     out: Path
     generator: str = "extractive"  # extractive | llm
-    tasks: tuple[str, ...] = TASKS
+    tasks: tuple[str, ...] = ()  # () = every registered domain
     finance_posts: Path | None = None  # Stack Exchange Posts.xml instead of the FiQA titles
     extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
     backend: Any = None  # llm generator: a framebench Backend
@@ -63,40 +64,15 @@ def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[Dropped], lis
     dropped: list[Dropped] = []
     notes: list[str] = []
     pools: dict[str, Any] = {}
-    if "law_issue_spotting" in opts.tasks:
-        from text_eval.sources_law import learned_hands_tables, load_learned_hands
-
-        found, lost = load_learned_hands(*learned_hands_tables(source))
-        contexts += found
-        dropped += lost
-    if "law_hearsay" in opts.tasks:
-        from text_eval.sources_law import hearsay_table, load_hearsay
-
-        found, lost, hearsay_notes = load_hearsay(*hearsay_table(source))
-        contexts += found
-        dropped += lost
-        notes += hearsay_notes
-    if "finance" in opts.tasks:
-        from text_eval.sources_finance import fiqa_posts, load_finance, stackexchange_posts
-
-        if opts.finance_posts is not None:
-            name, posts = stackexchange_posts(opts.finance_posts)
-            prefix = "fin-se"
-        elif source == "hf":
-            raise UserError("finance under --source hf needs --finance-posts PATH (a Stack Exchange Posts.xml)")
-        else:
-            name, posts = fiqa_posts(source)
-            prefix = "fin-fiqa"
-            notes.append("finance snippets are FiQA post titles only (the FiQA question file has no bodies)")
-        found, lost, pools["finance"] = load_finance(name, posts, id_prefix=prefix)
-        contexts += found
-        dropped += lost
-    if "medicine" in opts.tasks:
-        from text_eval.sources_medicine import diagnosisarena_rows, load_medicine
-
-        found, lost = load_medicine(*diagnosisarena_rows(source))
-        contexts += found
-        dropped += lost
+    for task in task_names():  # in the registry's order, whatever the order of opts.tasks
+        if opts.tasks and task not in opts.tasks:
+            continue
+        loaded = domain(task).load(opts)
+        contexts += loaded.contexts
+        dropped += loaded.dropped
+        notes += loaded.notes
+        if loaded.pool is not None:
+            pools[task] = loaded.pool
     return contexts, dropped, notes, pools
 
 
@@ -110,7 +86,7 @@ def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], 
     for n, data in read_jsonl(path, "context"):
         check_fields(data, CONTEXT_FIELDS, f"{path}: line {n}: context", optional=("provenance",))
         ctx = Context(**data)
-        if ctx.task not in TASKS or not ctx.text.strip() or ctx.gold not in ctx.options:
+        if ctx.task not in task_names() or not ctx.text.strip() or ctx.gold not in ctx.options:
             raise UserError(f"{path}: line {n}: context {ctx.context_id!r} needs a known task, a text "
                             "and a gold among its options")
         if ctx.task in tasks:
@@ -131,9 +107,10 @@ def build(opts: BuildOptions) -> BuildResult:
     from rich.progress import track
 
     started = time.perf_counter()
-    unknown = [t for t in opts.tasks if t not in TASKS]
-    if unknown:
-        raise UserError(f"unknown task {unknown[0]!r} (choose from {', '.join(TASKS)})")
+    if not opts.tasks:
+        opts = replace(opts, tasks=task_names())
+    for task in opts.tasks:
+        domain(task)  # an unknown task is a user error naming the known ones
     dropped: list[Dropped] = []
     notes: list[str] = []
     pools: dict[str, Any] = {}

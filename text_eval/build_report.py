@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from text_eval.contexts import TASKS
+from text_eval.domains import domain, task_names
 
 if TYPE_CHECKING:
     from text_eval.build import BuildResult
@@ -35,7 +35,7 @@ def _counts(result: BuildResult) -> list[str]:
     lines = ["## Counts", "",
              "| task | format | contexts C | ΣE | items | 54C+2ΣE / 28C+ΣE |", "|---|---|---|---|---|---|"]
     totals = {"binary": [0, 0, 0], "mc": [0, 0, 0]}
-    for task in TASKS:
+    for task in task_names():
         ctx_ids = [c.context_id for c in result.contexts if c.task == task]
         if not ctx_ids:
             continue
@@ -56,15 +56,15 @@ def _counts(result: BuildResult) -> list[str]:
 
 def _distribution(result: BuildResult) -> list[str]:
     lines = ["## Gold distribution", ""]
-    for task in TASKS:
+    for task in task_names():
         golds = Counter(c.gold for c in result.contexts if c.task == task)
         if not golds:
             continue
         lines.append(f"### {task}")
         lines.append("")
-        if task == "medicine":
-            spec = Counter(c.provenance.get("specialty", "?") for c in result.contexts if c.task == task)
-            lines += ["| specialty | cases |", "|---|---|"] + [f"| {s} | {n} |" for s, n in sorted(spec.items())]
+        describe = domain(task).describe
+        if describe is not None:
+            lines += describe([c for c in result.contexts if c.task == task])
         else:
             lines += ["| gold | contexts |", "|---|---|"] + [f"| {g} | {n} |" for g, n in sorted(golds.items())]
         pool = result.pools.get(task)
@@ -97,7 +97,7 @@ def render_item(item: dict[str, Any], max_words: int | None = None) -> str:
 
 def _samples(result: BuildResult) -> list[str]:
     lines = ["## Sample items", ""]
-    for task in TASKS:
+    for task in task_names():
         items = [it for it in result.items if it["task"] == task]
         if not items:
             continue

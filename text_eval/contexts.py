@@ -13,9 +13,6 @@ from typing import Any
 
 from framebench.errors import UserError
 
-TASKS = ("law_issue_spotting", "law_hearsay", "finance", "medicine")
-MC_TASKS = ("law_issue_spotting", "finance", "medicine")  # hearsay is binary-only (Table 2)
-
 # Appendix C.1: issue-spotting labels and scopes (LegalBench learned_hands categories).
 LAW_SCOPES = {
     "Consumer": "Debt and money, insurance, consumer goods and contracts, taxes, small claims about "

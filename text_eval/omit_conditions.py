@@ -1,17 +1,22 @@
 """OMIT evaluation conditions M0-M4 (inference-time interventions), prompt rendering and strict
 yes/no parsing of the model's answer to a frame.
 
-Adding an intervention is one entry in ``CONDITIONS``. The rationale for each condition is in
-``datasets/omit.md`` ("Conditions").
-"""
+framebench's own are ``CONDITIONS``; a package adds an intervention as a ``Condition`` named
+``M<k>`` under the ``framebench.omit_interventions`` entry-point group (``conditions()`` holds
+both). The rationale for each condition is in ``datasets/omit.md`` ("Conditions")."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
 
 from framebench.backends.base import Chat
+
+GROUP = "framebench.omit_interventions"
+NAME = re.compile(r"^M\d+$")  # the records contract's condition values
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,18 @@ CONDITIONS: dict[str, Condition] = {
         ),
     )
 }
+
+
+@cache
+def conditions() -> dict[str, Condition]:
+    """framebench's conditions, then those registered under ``framebench.omit_interventions``."""
+    found = dict(CONDITIONS)
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        cond = ep.load()
+        if not isinstance(cond, Condition) or cond.name != ep.name or not NAME.match(cond.name):
+            raise TypeError(f"entry point {GROUP}:{ep.name} is not a Condition named {ep.name!r} (M<k>)")
+        found.setdefault(cond.name, cond)  # a built-in name cannot be replaced
+    return found
 
 
 def render_omit_chat(item: dict, condition: Condition) -> Chat:

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 
 from text_eval.answer_sheets import AnswerSheet, Evidence, mc_layout
-from text_eval.contexts import FINANCE_SCOPES, HEARSAY_SCOPES, LAW_SCOPES, Context
+from text_eval.contexts import Context
+from text_eval.domains import domain
 from text_eval.variants import option_phrase
 
 PHRASINGS = (
@@ -26,7 +27,6 @@ PHRASINGS = (
     'the part of the text that reads "{quote}", which indicates {option}',  # <A>**
 )
 QUOTE_WORDS = 30
-SCOPES = {"law_issue_spotting": LAW_SCOPES, "law_hearsay": HEARSAY_SCOPES, "finance": FINANCE_SCOPES}
 # Everyday words that posts use for each label, appended to the Appendix C scope so that a scope
 # and a sentence about the same thing share character n-grams.
 SCOPE_CUES = {
@@ -76,7 +76,7 @@ def premise(task: str, option: str, unit: str, phrasing: int = 0) -> str:
 
 
 def scope_text(task: str, option: str) -> str:
-    scopes = SCOPES.get(task)
+    scopes = domain(task).scopes
     return f"{option}. {scopes[option]} {SCOPE_CUES.get(option, '')}" if scopes else option
 
 
@@ -106,7 +106,7 @@ def extractive_sheets(contexts: list[Context], settings: ExtractiveSettings | No
         rows = unit_support[offset: offset + len(ctx_units)]
         offset += len(ctx_units)
         others = [o for o in ctx.options if o != ctx.gold]
-        if task == "medicine":
+        if domain(task).all_distractors:
             distractors = others
         else:
             closeness = {o: float(context_support[n, column[o]]) for o in others}

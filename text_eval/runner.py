@@ -16,43 +16,27 @@ uninterrupted run with the same arguments write identical records.
 
 from __future__ import annotations
 
-import inspect
-import json
-import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from framebench import records as rec
-from framebench.backends import Backend, Chat, Decoding, load_backend
+from framebench.backends import Backend, Decoding, load_backend
 from framebench.console import ProgressReporter, warn
 from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
-from framebench.runinfo import file_sha256, now_iso, write_run_info, write_text_atomic
-from framebench.store import ResultStore, result_key, sha256, stable_json
-from text_eval.parsing import parse_answer
-from text_eval.prompts import decoding_for, render_chat
+from framebench.registry import engine_for, suite
+from framebench.runinfo import file_sha256, now_iso
+from framebench.runs import PROMPTS_FILE, RunInfo, run_id_for, write_run
+from framebench.store import ResultStore, result_key, stable_json
+from framebench.suite import Job, TextOptions
 
-PROMPTS_FILE = "prompts.jsonl"
+__all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_text", "select_items"]
+
 CALL_SIZE = 256
-TEXT_FORMATS = ("binary", "mc")
-
-
-@dataclass
-class Job:
-    item: dict[str, Any]
-    record_id: str
-    chat: Chat
-    decoding: Decoding
-    condition: Any = None  # text_eval.omit_conditions.Condition for OMIT items
-    key: str = ""
-    output: str | None = None
-
-    @property
-    def prompt(self) -> str:
-        return self.chat[-1]["content"]
+FORMATS = ("binary", "mc")
 
 
 @dataclass
@@ -77,11 +61,12 @@ def _split(values: Sequence[str] | str | None) -> list[str]:
 def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequence[str] | None,
                  limit: int | None) -> list[dict]:
     tasks, formats = _split(tasks), _split(formats)
+    known = rec.known_tasks()
     for t in tasks:
-        if t not in rec.TASKS:
-            raise UserError(f"--tasks: unknown task {t!r} (known: {', '.join(rec.TASKS)})")
+        if t not in known:
+            raise UserError(f"--tasks: unknown task {t!r} (known: {', '.join(known)})")
     for f in formats:
-        if f not in TEXT_FORMATS:
+        if f not in FORMATS:
             raise UserError(f"--formats: unknown format {f!r} (use binary, mc)")
     chosen = [it for it in items if (not tasks or it["task"] in tasks) and (not formats or it["format"] in formats)]
     if limit is not None:
@@ -91,76 +76,19 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
     return chosen
 
 
-def _omit_conditions(names: Sequence[str]):
-    from text_eval.omit_conditions import CONDITIONS
-
-    chosen = []
-    for name in names:
-        if name not in CONDITIONS:
-            raise UserError(f"--conditions: unknown condition {name!r} (known: {', '.join(CONDITIONS)})")
-        chosen.append(CONDITIONS[name])
-    return chosen
-
-
 def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path) -> list[Job]:
-    """One job per FramingQA item; one per (item, condition) for OMIT items."""
-    jobs: list[Job] = []
-    omit_conditions = None
-    for item in items:
-        if item["suite"] == "omit":
-            if omit_conditions is None:
-                from text_eval.omit_conditions import render_omit_chat
-
-                omit_conditions = _omit_conditions(conditions or ["M0"])
-            for cond in omit_conditions:
-                jobs.append(Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
-                                Decoding(max_new_tokens=cond.max_new_tokens), cond))
-            continue
-        if item["format"] not in TEXT_FORMATS:
-            raise UserError(f"{items_path}: item {item['item_id']!r}: field 'format' must be binary or mc "
-                            f"for the text evaluator, got {item['format']!r}")
-        try:
-            chat = render_chat(item)
-        except ValueError as exc:
-            raise UserError(f"{items_path}: item {item['item_id']!r}: field 'options': {exc}") from None
-        jobs.append(Job(item, item["item_id"], chat, decoding_for(item["format"])))
-    return jobs
+    """Each item's jobs from its registered suite (FramingQA: one per item; OMIT: one per
+    condition), in items order."""
+    options = TextOptions(conditions=tuple(conditions))
+    return [job for item in items for job in suite(item["suite"]).jobs([item], options, str(items_path))]
 
 
 def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
-    item, output = job.item, job.output or ""
-    if job.condition is not None:
-        from text_eval.omit_conditions import parse_omit_answer
-
-        answer, parse = parse_omit_answer(output, job.condition)
-        return rec.make_row(
-            run_id=run_id, model=model, suite="omit", task="omit", format="binary",
-            context_id=item["context_id"], item_id=job.record_id, bias="neutral",
-            gold="", answer=answer, parse=parse, correct=False, output=output,
-            frame=item.get("frame", ""), condition=job.condition.name, conflicts=item.get("conflicts", ""),
-        )
-    parsed = parse_answer(output, item["format"], item["options"] or None)
-    correct = parsed.parse == "ok" and parsed.answer == item["gold"]
-    return rec.make_row(
-        run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
-        context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
-        form=item["form"], variant=item["variant"], option=item["option"], distractor=item["distractor"],
-        slot=item["slot"], gold=item["gold"], answer=parsed.answer, parse=parsed.parse, correct=correct,
-        output=output,
-    )
+    return suite(job.item["suite"]).record(job, run_id, model)
 
 
 def _is_failure(job: Job) -> bool:
-    if job.condition is not None:
-        from text_eval.omit_conditions import parse_omit_answer
-
-        return parse_omit_answer(job.output or "", job.condition)[1] != "ok"
-    return parse_answer(job.output or "", job.item["format"], job.item["options"] or None).parse != "ok"
-
-
-def _model_slug(spec: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", spec.rsplit("/", 1)[-1]).strip("-").lower()
-    return slug[:40] or "model"
+    return make_record(job, "", "")["parse"] != "ok"
 
 
 def _calls(jobs: list[Job], size: int | None = None) -> list[list[Job]]:
@@ -182,7 +110,6 @@ def _calls(jobs: list[Job], size: int | None = None) -> list[list[Job]]:
 def _generate_pending(backend: Backend, pending: list[Job], store: ResultStore,
                       on_done: Callable[[list[Job]], None]) -> None:
     """Generate outputs for ``pending`` (in order, per decoding), storing each batch when done."""
-    accepts_on_batch = "on_batch" in inspect.signature(backend.generate).parameters
     call_size = getattr(backend, "call_size", None) or CALL_SIZE
     by_decoding: dict[Decoding, list[Job]] = {}
     for job in pending:
@@ -199,10 +126,7 @@ def _generate_pending(backend: Backend, pending: list[Job], store: ResultStore,
                 on_done(done)
 
             chats = [j.chat for j in call]
-            if accepts_on_batch:
-                outputs = backend.generate(chats, decoding, on_batch=store_batch)
-            else:
-                outputs = backend.generate(chats, decoding)
+            outputs = backend.generate(chats, decoding, on_batch=store_batch)
             if len(outputs) != len(call):
                 raise RuntimeError(f"{backend.spec}: returned {len(outputs)} outputs for {len(call)} prompts")
             missing = [i for i, j in enumerate(call) if j.output is None]
@@ -219,13 +143,25 @@ def warn_about_selection(items_path: Path, every: list[dict], items: list[dict],
     if limit is not None and limit < len(every):
         warn(f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
              "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
+def model_options(model: str | None, model_args: Mapping[str, Any] | None = None,
+                  **flags: Any) -> dict[str, Any]:
+    """The options for the model engine ``model`` names: the convenience flags it declares
+    (``--batch-size``, ``--concurrency``, ``--base-url``; None = not given), then ``--model-arg``
+    values, which win. An undeclared ``--model-arg`` is an error when the engine is built."""
+    from framebench.backends import DEFAULT_MODEL
+
+    engine = engine_for(model or DEFAULT_MODEL, "model")
+    options = {k: v for k, v in flags.items() if v is not None and engine.option(k) is not None}
+    options.update(model_args or {})
+    return options
 
 
 def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] | None = None,
              formats: Sequence[str] | None = None, limit: int | None = None,
              batch_size: int | str = "auto", concurrency: int = 8,
              conditions: Sequence[str] | None = None, progress: bool = True,
-             backend: Backend | None = None, base_url: str | None = None, force: bool = False) -> RunSummary:
+             backend: Backend | None = None, base_url: str | None = None,
+             model_args: Mapping[str, Any] | None = None, force: bool = False) -> RunSummary:
     from framebench.paths import check_out_folder
     from framebench.runinfo import check_reuse
 
@@ -238,27 +174,22 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
     jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
     dataset_hash = file_sha256(items_path)
-    selection = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
-                 "conditions": sorted({j.condition.name for j in jobs if j.condition is not None})}
+    selection: dict[str, Any] = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
+                                 "conditions": []}
+    for name in dict.fromkeys(j.item["suite"] for j in jobs):
+        selection.update(suite(name).run_selection([j for j in jobs if j.item["suite"] == name]))
     identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
                 "dataset_hash": dataset_hash, "selection": selection}
     check_reuse(out, identity, force)  # before any model is loaded
     warn_about_selection(items_path, every, items, limit, _split(conditions))
 
     if backend is None:
-        options: dict[str, Any] = {}
-        kind = (model or "smollm2").partition(":")[0]
-        if kind in ("hf", "smollm2"):
-            options["batch_size"] = batch_size
-        elif kind == "openai":
-            options["concurrency"] = concurrency
-            if base_url:
-                options["base_url"] = base_url
-        backend = load_backend(model, **options)
+        backend = load_backend(model, **model_options(model, model_args, batch_size=batch_size,
+                                                      concurrency=concurrency, base_url=base_url))
     spec = backend.spec
     fingerprint = backend.fingerprint()
     decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
-    run_id = f"{_model_slug(spec)}-{sha256(stable_json([fingerprint, dataset_hash, selection, decodings]))[:12]}"
+    run_id = run_id_for(spec, [fingerprint, dataset_hash, selection, decodings])
 
     for job in jobs:
         job.key = result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
@@ -288,19 +219,16 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         store.close()
 
     rows = [make_record(j, run_id, spec) for j in jobs]
-    rec.write_records(rows, out)
-    write_text_atomic("".join(json.dumps({"item_id": j.record_id, "prompt": j.prompt}, ensure_ascii=False) + "\n"
-                              for j in jobs), out / PROMPTS_FILE)
     parse_counts = {p: sum(r["parse"] == p for r in rows) for p in rec.PARSES}
     seconds = time.perf_counter() - t0
-    info = getattr(backend, "info", dict)()
-    write_run_info(
-        out, run_id=run_id, model=spec, fingerprint=fingerprint,
-        decoding={(f"omit_{j.condition.name}" if j.condition is not None else j.item["format"]):
-                  j.decoding.as_dict() for j in jobs},
-        dataset_hash=dataset_hash, started=started,
-        chat_template_hash=info.get("chat_template_hash", ""), backend=info,
-        data=str(items_path), selection=selection, n_records=len(rows), n_generated=len(pending),
-        n_from_store=n_cached, parse_counts=parse_counts, seconds=round(seconds, 3), identity=identity,
-    )
+    model_info = backend.info()
+    write_run(out, rows, ((j.record_id, j.prompt) for j in jobs), RunInfo(
+        run_id=run_id, model=spec, fingerprint=fingerprint,
+        decoding={j.decoding_name: j.decoding.as_dict() for j in jobs},
+        dataset_hash=dataset_hash, started=started, producer="text", model_info=model_info,
+        extra={"chat_template_hash": model_info.get("chat_template_hash", ""), "data": str(items_path),
+               "selection": selection, "n_records": len(rows), "n_generated": len(pending),
+               "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3),
+               "identity": identity},
+    ))
     return RunSummary(out, run_id, len(rows), len(pending), n_cached, parse_counts, seconds)

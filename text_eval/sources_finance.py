@@ -24,6 +24,7 @@ from text_eval.contexts import (
     clean_text,
     read_table,
 )
+from text_eval.domains import Domain, Loaded
 
 TASK = "finance"
 MAX_WORDS = 120
@@ -190,3 +191,31 @@ def _quotas(available: dict[str, int], targets: dict[str, int]) -> dict[str, int
         quotas[c] += extra
         short -= extra
     return quotas
+
+
+# ---------------------------------------------------------------- the finance domain
+
+
+def _load(opts: Any) -> Loaded:
+    notes = []
+    if getattr(opts, "finance_posts", None) is not None:
+        name, posts = stackexchange_posts(opts.finance_posts)
+        prefix = "fin-se"
+    elif opts.source == "hf":
+        raise UserError("finance under --source hf needs --finance-posts PATH (a Stack Exchange Posts.xml)")
+    else:
+        name, posts = fiqa_posts(opts.source)
+        prefix = "fin-fiqa"
+        notes.append("finance snippets are FiQA post titles only (the FiQA question file has no bodies)")
+    found, lost, pool = load_finance(name, posts, id_prefix=prefix)
+    return Loaded(found, lost, notes, pool)
+
+
+def _mc_options(ctx: Context, distractors: list[str]) -> list[str]:
+    chosen = {ctx.gold, *distractors}  # gold + distractors in Appendix C.2 order
+    return [c for c in FINANCE_SCOPES if c in chosen]
+
+
+FINANCE = Domain(TASK, order=30, load=_load, mc_ask="Which category does this post belong to",
+                 phrase=lambda option: f"an issue of {option.lower()}", scopes=FINANCE_SCOPES,
+                 mc_options=_mc_options)

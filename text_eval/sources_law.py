@@ -21,6 +21,7 @@ from text_eval.contexts import (
     hf_table,
     read_table,
 )
+from text_eval.domains import Domain, Loaded
 
 LAW_TASK = "law_issue_spotting"
 HEARSAY_TASK = "law_hearsay"
@@ -206,3 +207,37 @@ def load_hearsay(table: Table, hf_sample: Table | None = None,
         notes.append(f"{name} has {len(rows)} rows, the official split {official_rows}: the local file is "
                      "the 2022 pre-release; rows beyond the official index range are dropped")
     return contexts, dropped, notes
+
+
+# ---------------------------------------------------------------- the two law domains
+
+_HEARSAY_PHRASES = {
+    "Standard hearsay": "standard hearsay",
+    "Non-assertive conduct": "non-assertive conduct",
+    "Not introduced to prove truth": "a statement offered for something other than its truth",
+    "Statement made in-court": "a statement made in court",
+    "Non-verbal hearsay": "non-verbal hearsay",
+}
+
+
+def _load_issue_spotting(opts: Any) -> Loaded:
+    return Loaded(*load_learned_hands(*learned_hands_tables(opts.source)))
+
+
+def _load_hearsay(opts: Any) -> Loaded:
+    found, lost, notes = load_hearsay(*hearsay_table(opts.source))
+    return Loaded(found, lost, notes)
+
+
+def _issue_phrase(option: str) -> str:
+    word = option.lower()
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word} issue"
+
+
+ISSUE_SPOTTING = Domain(
+    LAW_TASK, order=10, load=_load_issue_spotting,
+    mc_ask="Which legal issue does this narrative raise", phrase=_issue_phrase, scopes=LAW_SCOPES,
+    mc_options=lambda ctx, distractors: list(LAW_SCOPES))  # A-D: the four categories
+HEARSAY = Domain(  # binary only (FramingQA Table 2)
+    HEARSAY_TASK, order=20, load=_load_hearsay,
+    phrase=lambda option: _HEARSAY_PHRASES.get(option, option.lower()), scopes=HEARSAY_SCOPES)

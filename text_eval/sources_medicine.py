@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from text_eval.contexts import MEDICINE_CASES, Context, Dropped, clean_text, hf_table, read_table
+from text_eval.domains import Domain, Loaded
 
 TASK = "medicine"
 COLUMNS = ("id", "Case Information", "Physical Examination", "Diagnostic Tests", "Final Diagnosis",
@@ -117,3 +118,20 @@ def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_C
                 chosen.append(queue[depth])
         depth += 1
     return chosen, dropped
+
+
+# ---------------------------------------------------------------- the medicine domain
+
+
+def _specialties(contexts: list[Context]) -> list[str]:
+    """Build report: cases per specialty (the gold diagnoses are all different)."""
+    counts: dict[str, int] = {}
+    for c in contexts:
+        spec = c.provenance.get("specialty", "?")
+        counts[spec] = counts.get(spec, 0) + 1
+    return ["| specialty | cases |", "|---|---|"] + [f"| {s} | {n} |" for s, n in sorted(counts.items())]
+
+
+MEDICINE = Domain(  # options are free-text diagnoses: the other three are the distractors
+    TASK, order=40, load=lambda opts: Loaded(*load_medicine(*diagnosisarena_rows(opts.source))),
+    mc_ask="What is the most likely diagnosis", all_distractors=True, describe=_specialties)

@@ -18,6 +18,7 @@ from typing import Any
 
 from text_eval.answer_sheets import AnswerSheet
 from text_eval.contexts import Context
+from text_eval.domains import domain
 
 VARIANTS = ("Q1", "Q2", "Q3")
 FORMS = ("plain", "negated")
@@ -36,31 +37,10 @@ GLOBAL = {
     "negated": ("Given {premise}, is this not {x}?", "Given {premise}, this is not {x}, correct?",
                 "Given {premise}, this is not {x}, right?"),
 }
-# The neutral MC question per task (no option named); MC prop items attach the premise to it.
-MC_ASK = {
-    "law_issue_spotting": "Which legal issue does this narrative raise",
-    "finance": "Which category does this post belong to",
-    "medicine": "What is the most likely diagnosis",
-}
-_HEARSAY_PHRASES = {
-    "Standard hearsay": "standard hearsay",
-    "Non-assertive conduct": "non-assertive conduct",
-    "Not introduced to prove truth": "a statement offered for something other than its truth",
-    "Statement made in-court": "a statement made in court",
-    "Non-verbal hearsay": "non-verbal hearsay",
-}
-
-
 def option_phrase(task: str, option: str) -> str:
-    """How a question names an option: 'a consumer issue', 'an issue of housing finance', ..."""
-    if task == "law_issue_spotting":
-        word = option.lower()
-        return f"{'an' if word[0] in 'aeiou' else 'a'} {word} issue"
-    if task == "law_hearsay":
-        return _HEARSAY_PHRASES.get(option, option.lower())
-    if task == "finance":
-        return f"an issue of {option.lower()}"
-    return option  # medicine: the diagnosis as written in the options
+    """How a question names an option: 'a consumer issue', 'an issue of housing finance', ...
+    (the task's domain decides)."""
+    return domain(task).phrase(option)
 
 
 def _item(ctx: Context, sheet: AnswerSheet, fmt: str, slot: str, **fields: Any) -> dict[str, Any]:
@@ -126,7 +106,7 @@ def _rank_variant(sheet: AnswerSheet, distractor: str) -> str:
 
 
 def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
-    ask = MC_ASK[ctx.task]
+    ask = domain(ctx.task).mc_ask
     gold = sheet.gold
     gold_premises = [sheet.premises[gold], *sheet.gold_rephrasings]
     items: list[dict[str, Any]] = []
@@ -164,7 +144,7 @@ def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
 
 def expand(ctx: Context, sheet: AnswerSheet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(binary items, MC items) of one context; hearsay has no MC items."""
-    mc = mc_items(ctx, sheet) if ctx.task in MC_ASK else []
+    mc = mc_items(ctx, sheet) if domain(ctx.task).has_mc else []
     return binary_items(ctx, sheet), mc
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -33,6 +34,12 @@ class Backend(Protocol):
         """Identifies the exact model (weights hashes, or name + base URL) for the result store."""
         ...
 
-    def generate(self, chats: list[Chat], decoding: Decoding) -> list[str]:
-        """One completion per chat, in order."""
+    def info(self) -> dict[str, str]:
+        """Extra identity fields for run.json (e.g. ``chat_template_hash``)."""
+        ...
+
+    def generate(self, chats: list[Chat], decoding: Decoding,
+                 on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:
+        """One completion per chat, in order; ``on_batch(indices, texts)`` may report finished
+        parts early (the runner stores them at once, so a killed run resumes there)."""
         ...

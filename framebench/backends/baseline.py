@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 
 from framebench.backends.base import Chat, Decoding
 from framebench.errors import UserError
@@ -82,5 +83,6 @@ class BaselineBackend:
             return "A"
         return "Yes" if self.kind == "always-yes" else "No"
 
-    def generate(self, chats: list[Chat], decoding: Decoding, **_ignored: object) -> list[str]:
+    def generate(self, chats: list[Chat], decoding: Decoding,
+                 on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:
         return [self._answer(chat) for chat in chats]

@@ -10,9 +10,9 @@ def framingqa(
                                "prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set)."),
     out: Path = typer.Option(..., "--out", help="Output folder for items.jsonl and the build report."),
     generator: str = typer.Option("extractive", "--generator", help="extractive or llm."),
-    tasks: str = typer.Option("law_issue_spotting,law_hearsay,finance,medicine", "--tasks",
-                              show_default="all four",
-                              help="Comma-separated tasks to build (framebench list tasks)."),
+    tasks: str = typer.Option(None, "--tasks",
+                              help="Comma-separated tasks to build (default: every registered domain; "
+                              "framebench list tasks)."),
     model: str = typer.Option(None, "--model", help="llm generator: backend spec (hf:..., openai:..., smollm2)."),
     review: Path = typer.Option(None, "--review", help="llm generator: review JSONL "
                                 "(default OUT/premise_review.jsonl); mark 'accepted' true/false, then rerun."),
@@ -39,7 +39,7 @@ def framingqa(
         backend = load_backend(model)
         review = review or out / "premise_review.jsonl"
     opts = BuildOptions(source=source, out=out, generator=generator,
-                        tasks=tuple(t.strip() for t in tasks.split(",") if t.strip()),
+                        tasks=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
                         finance_posts=finance_posts, backend=backend, review=review,
                         extractive=ExtractiveSettings(threshold=threshold, max_per_distractor=max_evidence))
     result = build(opts)

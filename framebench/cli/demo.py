@@ -1,15 +1,16 @@
-"""``framebench demo``: the embedded default end to end, offline on a CPU.
+"""``framebench demo``: the embedded default end to end, offline on a CPU (``framebench.api``).
 
 Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks), on the OMIT demo
 scenarios (M0, M1) and as the planner on the demo robotics episodes (7 variants each, with the
 oracle planner as a reference row), adds the ``baseline:always-yes`` reference, and writes the
-unified report. Every step goes through the public CLI commands and their result stores, so a
+unified report. Every step goes through the public Python API and the runs' result stores, so a
 second run resumes and finishes in seconds.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -18,26 +19,24 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 
 
-def demo_steps(out: Path, model: str, planner_replans: int) -> list[tuple[str, list[str]]]:
-    """(title, CLI arguments) for each run of the demo, in order."""
+def demo_steps(out: Path, model: str, planner_replans: int) -> list[tuple[str, Path, Callable[[Path], object]]]:
+    """(title, run folder, how to run it) for each run of the demo, in order."""
+    from framebench import api
+
     runs = out / "runs"
     fqa, omit, robotics = DEMO / "framingqa", DEMO / "omit", DEMO / "robotics"
-    episodes = str(robotics / "episodes.json.gz")
+    episodes = robotics / "episodes.json.gz"
     return [
-        ("FramingQA text, " + model,
-         ["text", "--model", model, "--data", str(fqa), "--out", str(runs / "framingqa-model")]),
-        ("FramingQA text, baseline:always-yes",
-         ["text", "--model", "baseline:always-yes", "--data", str(fqa),
-          "--out", str(runs / "framingqa-always-yes")]),
-        ("OMIT M0 + M1, " + model,
-         ["text", "--model", model, "--data", str(omit), "--conditions", "M0,M1",
-          "--out", str(runs / "omit-model")]),
-        ("Robotics, oracle planner",
-         ["embodied", "--planner", "oracle", "--episodes", episodes,
-          "--out", str(runs / "embodied-oracle")]),
-        ("Robotics, " + model + " planner",
-         ["embodied", "--planner", model, "--episodes", episodes, "--max-replans",
-          str(planner_replans), "--out", str(runs / "embodied-model")]),
+        ("FramingQA text, " + model, runs / "framingqa-model",
+         lambda run: api.run_text(model, fqa, run, progress=True)),
+        ("FramingQA text, baseline:always-yes", runs / "framingqa-always-yes",
+         lambda run: api.run_text("baseline:always-yes", fqa, run, progress=True)),
+        ("OMIT M0 + M1, " + model, runs / "omit-model",
+         lambda run: api.run_text(model, omit, run, conditions="M0,M1", progress=True)),
+        ("Robotics, oracle planner", runs / "embodied-oracle",
+         lambda run: api.run_embodied("oracle", episodes, run, progress=True)),
+        ("Robotics, " + model + " planner", runs / "embodied-model",
+         lambda run: api.run_embodied(model, episodes, run, replan_cap=planner_replans, progress=True)),
     ]
 
 
@@ -47,32 +46,42 @@ def demo(
     planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
-    from framebench.cli import app
+    from framebench import api
+    from framebench.cli.text import summary_line
     from framebench.console import console as make_console
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
+    from framebench.records import read_records
+    from framebench.scoring.summary import print_summary, summary_report
 
     console = make_console()
     for folder in (out, out / "runs", out / "report"):
         check_out_folder(folder)  # before any model is loaded
-    for _title, args in demo_steps(out, model, planner_replans):
-        check_out_folder(Path(args[args.index("--out") + 1]))
+    for _title, run_dir, _run in demo_steps(out, model, planner_replans):
+        check_out_folder(run_dir)
     if not DEMO.exists():
         raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()
-    run_dirs: list[str] = []
-    for title, args in demo_steps(out, model, planner_replans):
+    run_dirs: list[Path] = []
+    for title, run_dir, step_run in demo_steps(out, model, planner_replans):
         console.rule(f"[bold]{title}")
         step = time.perf_counter()
-        app(args=args, prog_name="framebench", standalone_mode=False)
-        run_dirs.append(args[args.index("--out") + 1])
+        result = step_run(run_dir)
+        print_summary(summary_report(read_records(run_dir)), title=f"framebench {title}")
+        if hasattr(result, "parse_counts"):
+            typer.echo(summary_line(result))
+        else:
+            typer.echo(f"wrote {run_dir / 'records.parquet'}")
+        run_dirs.append(run_dir)
         console.print(f"[dim]{title}: {time.perf_counter() - step:.1f} s")
     personas = DEMO / "omit" / "personas"
     if (personas / "records.parquet").exists():
-        run_dirs.append(str(personas))
+        run_dirs.append(personas)
     report_dir = out / "report"
     console.rule("[bold]Report")
-    app(args=["score", *run_dirs, "--out", str(report_dir)], prog_name="framebench",
-        standalone_mode=False)
+    scored = api.score(run_dirs)
+    for path in api.write_report(scored, report_dir):
+        console.print(f"wrote {path}")
+    print_summary(scored.report, title="framebench score")
     console.print(f"\nDemo finished in {time.perf_counter() - started:.1f} s. Report: "
                   f"[bold]{report_dir / 'report.html'}[/] (also report.md, report.json)")

@@ -1,8 +1,10 @@
-"""``framebench embodied``: run a planner on framed episodes (issue: embodied runner)."""
+"""``framebench embodied``: run a planner on framed episodes (``framebench.api.run_embodied``)."""
 
 from pathlib import Path
 
 import typer
+
+from framebench.cli.text import MODEL_ARG_HELP
 
 
 def embodied(
@@ -10,7 +12,10 @@ def embodied(
                                  "(framebench list planners)."),
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
-    backend: str = typer.Option("symbolic", "--backend", help="Simulator: symbolic or habitat."),
+    simulator: str = typer.Option(None, "--simulator", help="symbolic (default) | habitat"),
+    backend: str = typer.Option(None, "--backend", hidden=True,
+                                help="Deprecated name of --simulator."),
+    model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     replan_cap: int = typer.Option(25, "--replan-cap", "--max-replans", min=1,
                                    help="LLM planners: most replans (PARTNR's replanning_threshold)."),
     max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
@@ -25,51 +30,29 @@ def embodied(
                                     help="Worker actors (default: as many as the cluster's resources allow)."),
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
-    from embodied.planners import check_planner_spec
+    from framebench import api
     from framebench.errors import UserError
     from framebench.executors import check_executor
     from framebench.paths import check_out_folder
+    from framebench.registry import engine_for, parse_model_args
 
-    on_ray = check_executor(executor) == "ray"
+    check_executor(executor)
     check_out_folder(out)
+    if backend is not None:
+        if simulator is not None and simulator != backend:
+            raise UserError(f"--backend {backend!r} contradicts --simulator {simulator!r} (use --simulator only)")
+    chosen = simulator or backend or api.DEFAULT_SIMULATOR
+    engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
+    run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
+                               max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
+                               model_args=parse_model_args(model_arg), progress=True, force=force,
+                               executor=executor, ray_address=ray_address, ray_workers=ray_workers)
+    records = Path(run_dir) / "records.parquet"
+    if records.exists():
+        from framebench.records import read_records
+        from framebench.scoring.summary import print_summary, summary_report
 
-    if backend == "habitat":
-        from partnr_adapters.habitat_backend import run_habitat
-
-        if on_ray:
-            from framebench.executors.partnr import run_habitat_ray as run_habitat
-        run_habitat(planner=planner, episodes=episodes, out=out, replanning_threshold=replan_cap,
-                    max_tokens=max_new_tokens, limit=limit,
-                    **({"ray_address": ray_address, "workers": ray_workers} if on_ray else {}))
-        return
-    if backend != "symbolic":
-        raise UserError(f"--backend: expected symbolic or habitat, got {backend!r}")
-    check_planner_spec(planner)
-    from embodied.episodes import read_episodes
-    from embodied.planners import load_planner
-    from embodied.runner import run, run_identity
-    from framebench.runinfo import check_reuse
-
-    n_episodes = len(read_episodes(episodes))  # validate before loading any model
-    identity = run_identity(planner, episodes, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                            limit=limit, max_new_tokens=max_new_tokens)
-    check_reuse(out, identity, force)
-    if limit is not None and limit < n_episodes:
-        from framebench.console import warn
-
-        warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
-             "benchmark's (use --limit for smoke tests only)")
-    if on_ray:
-        from framebench.executors.embodied import run_embodied_ray
-
-        run_embodied_ray(planner, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                         max_new_tokens=max_new_tokens, limit=limit, ray_address=ray_address, workers=ray_workers)
-    else:
-        chosen = load_planner(planner, max_new_tokens=max_new_tokens)
-        run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit,
-            identity=identity)
-    from framebench.records import read_records
-    from framebench.scoring.summary import print_summary, summary_report
-
-    print_summary(summary_report(read_records(out)), title="framebench embodied")
-    typer.echo(f"wrote {out / 'records.parquet'}")
+        print_summary(summary_report(read_records(records)), title="framebench embodied")
+    typer.echo(f"wrote {records}")
+    if backend is not None:  # after the run, so that a user error stays one line
+        typer.echo("note: --backend is deprecated for the simulator; use --simulator", err=True)

@@ -1,8 +1,8 @@
 """``framebench list tasks|conditions|engines|planners``: what a run can name, one per line.
 
-Everything listed is read from where the code defines it (the record schema's tasks, the OMIT
-conditions, the backends' baseline kinds, the planner specs), so the list cannot drift from what
-the commands accept. This is the one module to switch when those move into registries.
+Everything listed is read from the registries (the registered suites' tasks, the OMIT conditions
+with any registered interventions, the engines), so the list cannot drift from what the commands
+accept; ``TASK_HELP`` only adds a description to framebench's own tasks.
 """
 
 from __future__ import annotations
@@ -32,19 +32,19 @@ MODEL_ENGINES: list[Entry] = [
 
 
 def tasks() -> list[Entry]:
-    from framebench.records import TASKS
+    from framebench.registry import ordered_suites
 
-    entries = []
-    for task in TASKS:
-        suite, formats, text = TASK_HELP.get(task, ("", "", ""))
-        entries.append((task, f"[{suite}; {formats}] {text}".strip()))
-    return entries
+    found = [(task, suite) for suite in ordered_suites() for task in suite.task_names()]
+    known = list(TASK_HELP)
+    found.sort(key=lambda ts: known.index(ts[0]) if ts[0] in known else len(known))
+    return [(task, f"[{suite.name}; {', '.join(suite.formats)}] {TASK_HELP.get(task, ('', '', suite.title))[2]}")
+            for task, suite in found]
 
 
 def conditions() -> list[Entry]:
-    from text_eval.omit_conditions import CONDITIONS
+    from text_eval.omit_conditions import conditions as registered
 
-    return [(name, condition.summary) for name, condition in CONDITIONS.items()]
+    return [(name, condition.summary) for name, condition in registered().items()]
 
 
 def engines() -> list[Entry]:

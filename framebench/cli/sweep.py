@@ -26,6 +26,9 @@ def sweep(
 
         require_ray(plan.ray_address)
     plan.workers = ray_workers or plan.workers
-    written = run_sweep(plan, progress=not quiet, echo=typer.echo)
+    from framebench import api
+
+    written = run_sweep(plan, lambda runs, out: api.write_report(api.score(runs), out),
+                        progress=not quiet, echo=typer.echo)
     for path in written:
         typer.echo(f"wrote {path}")

@@ -1,14 +1,19 @@
-"""``framebench text``: run a model over built items and write records (issue: text evaluator)."""
+"""``framebench text``: run a model over built items and write records (``framebench.api.run_text``)."""
 
 from pathlib import Path
 
 import typer
 
+MODEL_ARG_HELP = ("An option of the model engine, key=value (repeatable), e.g. batch_size=32, "
+                  "dtype=bfloat16, base_url=http://host:8000/v1. Each engine declares its options.")
+
 
 def text(
     data: Path = typer.Option(..., "--data", help="Folder holding items.jsonl."),
     out: Path = typer.Option(..., "--out", help="Run folder (records.parquet, run.json, prompts.jsonl, store)."),
-    model: str = typer.Option(None, "--model", help="hf:PATH|vllm:PATH|openai:NAME|baseline:KIND|smollm2 (default)."),
+    model: str = typer.Option(None, "--model", help="hf:PATH|vllm:PATH|openai:NAME|baseline:KIND|smollm2 "
+                              "(default), or any registered model engine."),
+    model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     tasks: str = typer.Option(None, "--tasks", help="Comma-separated tasks to run (default: all)."),
     formats: str = typer.Option(None, "--formats", help="Comma-separated formats: binary,mc (default: both)."),
     limit: int = typer.Option(None, "--limit", help="Run only the first N selected items."),
@@ -28,29 +33,30 @@ def text(
 ) -> None:
     """Evaluate a model on FramingQA text or OMIT items (resumes when re-run with the same arguments)."""
     import logging
-    from functools import partial
 
+    from framebench import api
     from framebench.errors import UserError
-    from framebench.executors import check_executor
-    from text_eval.runner import run_text
+    from framebench.registry import parse_model_args
 
     if batch_size != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
         raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size!r}")
     if concurrency < 1:
         raise UserError(f"--concurrency must be a positive integer, got {concurrency}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if check_executor(executor) == "ray":
-        from framebench.executors.text import run_text_ray
-
-        run_text = partial(run_text_ray, ray_address=ray_address, workers=ray_workers)
-    summary = run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
-                       batch_size=batch_size if batch_size == "auto" else int(batch_size),
-                       concurrency=concurrency, conditions=conditions, progress=not quiet,
-                       base_url=base_url, force=force)
-    counts = ", ".join(f"{k} {v}" for k, v in summary.parse_counts.items())
+    summary = api.run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
+                           batch_size=batch_size if batch_size == "auto" else int(batch_size),
+                           concurrency=concurrency, conditions=conditions, progress=not quiet,
+                           base_url=base_url, model_args=parse_model_args(model_arg), force=force,
+                           executor=executor, ray_address=ray_address, ray_workers=ray_workers)
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 
     print_summary(summary_report(read_records(summary.run_dir)), title=f"framebench text {summary.run_id}")
-    typer.echo(f"{summary.n_records} records ({summary.n_generated} generated, {summary.n_from_store} from the "
-               f"store; {counts}) in {summary.seconds:.1f}s -> {summary.run_dir}")
+    typer.echo(summary_line(summary))
+
+
+def summary_line(summary) -> str:
+    """One line on a finished text run (``text_eval.runner.RunSummary``)."""
+    counts = ", ".join(f"{k} {v}" for k, v in summary.parse_counts.items())
+    return (f"{summary.n_records} records ({summary.n_generated} generated, {summary.n_from_store} from the "
+            f"store; {counts}) in {summary.seconds:.1f}s -> {summary.run_dir}")

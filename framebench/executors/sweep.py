@@ -175,11 +175,11 @@ def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int 
                      replan_cap=replan_cap, progress=progress, limit=opts.get("limit"))
 
 
-def run_sweep(plan: Plan, progress: bool = True, echo=print) -> list[Path]:
-    """Execute every run of the plan, then score them all into ``plan.out / "report"``."""
+def run_sweep(plan: Plan, report: Any, progress: bool = True, echo=print) -> list[Path]:
+    """Execute every run of the plan, then score them all into ``plan.out / "report"`` with
+    ``report(run_dirs, out) -> files written`` (the caller's: ``framebench.api`` sits above)."""
     from contextlib import nullcontext
 
-    from framebench.cli.score import load_runs, write_report
 
     if plan.executor == "ray":
         from framebench.executors.cluster import ray_session
@@ -191,5 +191,4 @@ def run_sweep(plan: Plan, progress: bool = True, echo=print) -> list[Path]:
         for number, run in enumerate(plan.runs, start=1):
             echo(f"run {number}/{len(plan.runs)}: {run.label()} -> {run.out}")
             execute(run, plan.executor, plan.ray_address, plan.workers, progress)
-    df, prompts = load_runs([r.out for r in plan.runs])
-    return write_report(df, prompts, plan.out / "report")
+    return report([r.out for r in plan.runs], plan.out / "report")

@@ -1,8 +1,10 @@
-"""The unified report (issue 2 item 5): every suite's metrics from one records frame.
+"""The unified report: every registered suite's metrics from one records frame.
 
-``{"headline": {model: {format: {...}}}, "framingqa": {model: {task: {format: {...}}}}, "embodied": {model: {row: {...}}},
-"omit": {"rates", "mcnemar", "conflicts", "analysis"}}``; fractions, a section only when the
-records hold that suite, JSON-ready (no NaN or numpy scalars: a missing value is None).
+``{suite name: that suite's metrics}`` plus the report-wide ``headline`` (per model: framing
+effect and strict accuracy; built from the ``framingqa`` section when present), e.g. ``{"framingqa": {model: {task: {format: {...}}}},
+"embodied": {model: {row: {...}}}, "omit": {"rates", "mcnemar", "conflicts", "analysis"}}``;
+fractions, a section only when the records hold that suite, JSON-ready (no NaN or numpy
+scalars: a missing value is None).
 """
 
 from __future__ import annotations
@@ -14,10 +16,7 @@ import numpy as np
 import pandas as pd
 
 from framebench.scoring.bootstrap import N_RESAMPLES
-from framebench.scoring.embodied import score_embodied
-from framebench.scoring.framingqa import score_framingqa
 from framebench.scoring.headline import score_headline
-from framebench.scoring.omit import score_omit
 
 
 def jsonable(value: Any) -> Any:
@@ -37,30 +36,15 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def _omit_analysis(df: pd.DataFrame) -> Any:
-    """Helper D's OMIT analysis (persona agreement etc.) over the OMIT records, persona rows
-    included; None until that module exists."""
-    try:
-        from framebench.scoring.omit_analysis import analyze
-    except ImportError:
-        return None
-    return analyze(df[df["suite"] == "omit"])
-
-
 def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """The report.json structure for a records frame (see the module docstring)."""
+    """The report.json structure for a records frame: each registered suite's metrics."""
+    from framebench.registry import ordered_suites
+
     report: dict[str, Any] = {}
-    framingqa = score_framingqa(df, n_resamples=n_resamples)
-    if framingqa:
-        report["headline"] = score_headline(df, framingqa, n_resamples=n_resamples)
-        report["framingqa"] = framingqa
-    embodied = score_embodied(df)
-    if embodied:
-        report["embodied"] = embodied
-    omit = score_omit(df)
-    if omit:
-        analysis = _omit_analysis(df)
-        if analysis is not None:
-            omit["analysis"] = analysis
-        report["omit"] = omit
+    for suite in ordered_suites():
+        metrics = suite.score(df, n_resamples)
+        if metrics:
+            report[suite.name] = metrics
+    if report.get("framingqa"):
+        report["headline"] = score_headline(df, report["framingqa"], n_resamples=n_resamples)
     return jsonable(report)

@@ -25,9 +25,9 @@ from framebench.scoring.markdown import (  # noqa: E402
     FORMAT_NAMES,
     LEVELS,
     SIGNIFICANCE,
-    TASK_ORDER,
     ordered,
     task_name,
+    task_order,
 )
 
 DIRECTION_COLORS = {"neutral": "#9e9e9e", "correct": "#2e7d32", "incorrect": "#c62828",
@@ -127,7 +127,7 @@ def framingqa_accuracy_figure(fqa: Mapping[str, Any], fmt: str) -> Figure | None
     = std across levels; (ii) observed strict accuracy with bootstrap intervals, and (black
     diamonds) the strict accuracy expected if errors were independent."""
     models = [m for m in ordered(fqa) if any(fmt in fqa[m][t] for t in fqa[m])]
-    tasks = ordered({t for m in models for t in fqa[m] if fmt in fqa[m][t]}, TASK_ORDER)
+    tasks = ordered({t for m in models for t in fqa[m] if fmt in fqa[m][t]}, task_order())
     if not models or not tasks:
         return None
     fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 2.9 * len(tasks)), squeeze=False)
@@ -169,7 +169,7 @@ def framingqa_levels_figure(fqa: Mapping[str, Any], fmt: str, task: str = "all")
         return bool(((fqa[model].get(task) or {}).get(fmt) or {}).get("levels"))
 
     if not any(has_levels(m, task) for m in fqa):
-        task = next((t for t in ordered({t for m in fqa for t in fqa[m]}, TASK_ORDER)
+        task = next((t for t in ordered({t for m in fqa for t in fqa[m]}, task_order())
                      if any(has_levels(m, t) for m in fqa)), task)
     models = [m for m in ordered(fqa) if has_levels(m, task)]
     if not models:
@@ -247,31 +247,23 @@ def embodied_completion_figure(emb: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-def omit_analysis_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-    """Figures of the OMIT persona analysis, when both it and its renderer exist."""
-    analysis = (report.get("omit") or {}).get("analysis")
-    if not analysis:
-        return []
-    try:
-        from framebench.scoring import omit_analysis
-    except ImportError:
-        return []
-    return list(omit_analysis.figures(analysis))
-
-
-def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-    """All figures for a report, titled, in display order."""
+def framingqa_figures(fqa: Mapping[str, Any]) -> list[tuple[str, Figure | None]]:
     figures: list[tuple[str, Figure | None]] = []
-    fqa = report.get("framingqa") or {}
     for fmt in FORMAT_NAMES:
         figures.append((f"{FORMAT_NAMES[fmt]}: mean and strict accuracy (cf. FramingQA Fig. 3)",
                         framingqa_accuracy_figure(fqa, fmt)))
     for fmt in FORMAT_NAMES:
         figures.append((f"{FORMAT_NAMES[fmt]}: accuracy by structural level (cf. FramingQA Fig. 4)",
                         framingqa_levels_figure(fqa, fmt)))
-    if report.get("embodied"):
-        figures.append(("Embodied: task completion", embodied_completion_figure(report["embodied"])))
-    if report.get("omit"):
-        figures.append(("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(report["omit"])))
-    figures += omit_analysis_figures(report)
+    return figures
+
+
+def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
+    """All figures for a report, titled, in display order (each registered suite's)."""
+    from framebench.registry import ordered_suites
+
+    figures: list[tuple[str, Figure | None]] = []
+    for suite in ordered_suites():
+        if report.get(suite.name):
+            figures += suite.figures(report[suite.name])
     return [(title, fig) for title, fig in figures if fig is not None]

@@ -1,4 +1,4 @@
-"""FramingQA text metrics (DESIGN.md "Metric definitions"; FramingQA paper Tables 3-5).
+"""FramingQA text metrics (docs/design.md "Metric definitions"; FramingQA paper Tables 3-5).
 
 Every metric is first computed per context, then averaged over contexts, per (model, task,
 format) and pooled over tasks as task ``all`` (slot probabilities always stay within a task).

@@ -15,19 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
-import markupsafe
 import pandas as pd
 
 from framebench.scoring.figures import png_base64, report_figures
 from framebench.scoring.markdown import (
-    TASK_ORDER,
     Table,
     numeric_column,
-    omit_analysis_markdown,
     ordered,
     pct,
     report_sections,
     task_name,
+    task_order,
 )
 from framebench.scoring.omit import PERSONA_PREFIX
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
@@ -35,14 +33,23 @@ from framebench.scoring.viewer_links import context_url, records_url, table_row_
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
 GROUP_KEYS = ["model", "suite", "task", "format"]
-SUITE_ORDER = ("framingqa", "embodied", "omit")
-COLUMNS_BY_SUITE = {
-    "framingqa": ["item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
-                  "answer", "parse", "correct"],
-    "embodied": ["item_id", "bias", "level", "form", "variant", "constraint", "percent_complete",
-                 "success", "sim_steps", "replans"],
-    "omit": ["item_id", "condition", "frame", "conflicts", "answer", "parse"],
-}
+DEFAULT_COLUMNS = ["item_id", "answer", "parse", "correct"]
+
+
+def suite_order() -> list[str]:
+    from framebench.registry import ordered_suites
+
+    return [s.name for s in ordered_suites()]
+
+
+def drilldown_columns(suite: str) -> list[str]:
+    """The drill-down columns a registered suite declares (a generic set for unknown suites)."""
+    from framebench.registry import suites
+
+    found = suites().get(suite)
+    return list(found.drilldown_columns) if found and found.drilldown_columns else DEFAULT_COLUMNS
+
+
 RANKS = {
     "bias": {"neutral": 0, "correct": 1, "incorrect": 2},
     "level": {"": 0, "root": 1, "propositional": 2, "global": 3},
@@ -145,7 +152,7 @@ def _context_summary(suite: str, records: list[dict[str, Any]]) -> tuple[str, st
 
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
                   prompts: Mapping[str, str]) -> ContextView:
-    columns = COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"])
+    columns = drilldown_columns(suite)
     variants = [
         VariantView(
             cells=[format_cell(c, record.get(c)) for c in columns],
@@ -171,12 +178,14 @@ def select_contexts(records: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, pd
 
 def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows sorted by group (model, suite, task, format), context id, then variant."""
-    suite_rank = {s: i for i, s in enumerate(SUITE_ORDER)}
-    task_rank = {t: i for i, t in enumerate(TASK_ORDER)}
+    order = suite_order()
+    suite_rank = {s: i for i, s in enumerate(order)}
+    tasks = task_order()
+    task_rank = {t: i for i, t in enumerate(tasks)}
     keys = {
         "model": rows["model"],
-        "suite": rows["suite"].map(suite_rank).fillna(len(SUITE_ORDER)),
-        "task_rank": rows["task"].map(task_rank).fillna(len(TASK_ORDER)),
+        "suite": rows["suite"].map(suite_rank).fillna(len(order)),
+        "task_rank": rows["task"].map(task_rank).fillna(len(tasks)),
         "task": rows["task"],
         "format": rows["format"],
         "context_id": rows["context_id"],
@@ -204,7 +213,7 @@ def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
         panel = " (the OMIT dataset's persona panel, not a model)" if str(model).startswith(PERSONA_PREFIX) else ""
         groups.append(GroupView(
             title=f"{model}{panel} · {task_name(task)} · {fmt}",
-            columns=COLUMNS_BY_SUITE.get(suite, COLUMNS_BY_SUITE["framingqa"]),
+            columns=drilldown_columns(suite),
             total=total_of[key],
             contexts=contexts,
             key=(str(model), str(suite), str(task), str(fmt)),
@@ -232,19 +241,6 @@ def _table_view(table: Table, suite: str = "", viewer_url: str | None = None) ->
             "numeric": [numeric_column(table, i) for i in range(len(table.header))]}
 
 
-def _analysis_html(report: Mapping[str, Any]) -> markupsafe.Markup | None:
-    """The OMIT analysis section's Markdown as HTML; raw HTML in it is escaped, not passed."""
-    text = omit_analysis_markdown(report)
-    if not text:
-        return None
-    from markdown_it import MarkdownIt
-
-    # data never becomes a live link or image: those rules are off, raw HTML is escaped
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table").disable(
-        ["link", "image", "autolink", "reference"])
-    return markupsafe.Markup(renderer.render(text))  # noqa: S704  (html=False escapes input)
-
-
 def _meta(records: pd.DataFrame | None) -> str:
     """Records, evaluated models and suites; the OMIT persona panel's rows are the dataset's
     reference answers, named as such and not counted as models."""
@@ -253,7 +249,7 @@ def _meta(records: pd.DataFrame | None) -> str:
     names = records["model"].unique()
     panel = ordered(m for m in names if str(m).startswith(PERSONA_PREFIX))
     models = ordered(m for m in names if not str(m).startswith(PERSONA_PREFIX))
-    suites = ordered(records["suite"].unique(), SUITE_ORDER)
+    suites = ordered(records["suite"].unique(), suite_order())
     text = (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "
             f"suites: {', '.join(suites)}")
     if panel:
@@ -284,7 +280,6 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
         meta=_meta(records),
         provenance=provenance,
         sections=sections,
-        analysis_html=_analysis_html(report),
         figures=figures,
         groups=drilldown(records, prompts or {}, drilldown_limit),
         limit=drilldown_limit,

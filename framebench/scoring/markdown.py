@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-TASK_ORDER = ("law_issue_spotting", "law_hearsay", "finance", "medicine", "all")
+from framebench.scoring.view import MISSING, Section, Table
+
 FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
 LEVELS = ("root", "propositional", "global")
 LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
@@ -34,7 +34,6 @@ EMBODIED_METRICS = {
     "replans": "Number of replans (execution instability) ↓",
     "steps": "Number of steps (planning inefficiency) ↓",
 }
-MISSING = "–"
 _EMBODIED_SETS = ("Neu / correct / incorrect: the neutral instruction and the correct- and "
                   "incorrect-bias framings. Rows: overall; Root / Propositional / Global: the biased "
                   "variants at that level (Mean Neu over every neutral variant); then each constraint "
@@ -53,22 +52,6 @@ EMBODIED_CAPTIONS = {
     f"strict completion ({MISSING} when none qualifies). " + _EMBODIED_SETS,
 }
 SIGNIFICANCE = 0.05
-
-
-@dataclass(frozen=True)
-class Table:
-    """A display table: every cell already formatted as text."""
-
-    title: str
-    caption: str
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass(frozen=True)
-class Section:
-    title: str
-    tables: list[Table] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- formatting
@@ -172,6 +155,13 @@ def ordered(keys: Iterable[str], order: Iterable[str] = ()) -> list[str]:
     return preferred + sorted((k for k in keys if k not in preferred), key=_natural_key)
 
 
+def task_order() -> tuple[str, ...]:
+    """Tasks in report order: the registered suites' tasks, then the pooled "all"."""
+    from framebench.records import known_tasks
+
+    return (*known_tasks(), "all")
+
+
 def task_name(task: str) -> str:
     return "all (pooled)" if task == "all" else task
 
@@ -182,7 +172,7 @@ def task_name(task: str) -> str:
 def _framingqa_cells(fqa: Mapping[str, Any], fmt: str) -> Iterable[tuple[str, str, Mapping]]:
     """(model, task, metrics) for one format, models and tasks in report order."""
     for model in ordered(fqa):
-        for task in ordered(fqa[model], TASK_ORDER):
+        for task in ordered(fqa[model], task_order()):
             metrics = fqa[model][task].get(fmt)
             if metrics:
                 yield model, task, metrics
@@ -306,11 +296,12 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     )
 
 
-def embodied_evaluation_table(evaluation: Mapping[str, Any] | None) -> Table | None:
-    """Which evaluation semantics each model's embodied scores come from (run.json ``evaluation``)."""
-    from embodied.evaluation import EVALUATION_MODES
-
-    rows = [[model, mode, EVALUATION_MODES.get(mode, "run.json does not say")]
+def embodied_evaluation_table(evaluation: Mapping[str, Any] | None,
+                              meanings: Mapping[str, str] | None = None) -> Table | None:
+    """Which evaluation semantics each model's embodied scores come from (run.json ``evaluation``;
+    ``meanings``: mode -> description, from the embodied suite)."""
+    meanings = meanings or {}
+    rows = [[model, mode, meanings.get(mode, "run.json does not say")]
             for model in ordered(evaluation or {}) for mode in evaluation[model]]
     if not rows:
         return None
@@ -323,9 +314,10 @@ def embodied_evaluation_table(evaluation: Mapping[str, Any] | None) -> Table | N
     )
 
 
-def embodied_tables(emb: Mapping[str, Any], evaluation: Mapping[str, Any] | None = None) -> list[Table]:
+def embodied_tables(emb: Mapping[str, Any], evaluation: Mapping[str, Any] | None = None,
+                    meanings: Mapping[str, str] | None = None) -> list[Table]:
     tables = [embodied_table(emb, metric) for metric in EMBODIED_METRICS]
-    return [t for t in (*tables, embodied_evaluation_table(evaluation)) if t]
+    return [t for t in (*tables, embodied_evaluation_table(evaluation, meanings)) if t]
 
 
 # ---------------------------------------------------------------- OMIT
@@ -460,31 +452,17 @@ def headline_table(report: Mapping[str, Any]) -> Table | None:
 
 
 def report_sections(report: Mapping[str, Any]) -> list[Section]:
-    """The report's tables, one section per suite present."""
-    sections = []
+    """The report's tables: each registered suite's sections, for the suites present."""
+    from framebench.registry import ordered_suites
+
+    sections: list[Section] = []
     headline = headline_table(report)
     if headline is not None:
         sections.append(Section("Headline", [headline]))
-    if report.get("framingqa"):
-        sections.append(Section("FramingQA (text)", framingqa_tables(report["framingqa"])))
-    if report.get("embodied"):
-        tables = embodied_tables(report["embodied"], (report.get("meta") or {}).get("embodied_evaluation"))
-        sections.append(Section("FramingQA robotics (embodied)", tables))
-    if report.get("omit"):
-        sections.append(Section("OMIT", omit_tables(report["omit"])))
+    for suite in ordered_suites():
+        if report.get(suite.name):
+            sections += suite.report_sections(report)
     return sections
-
-
-def omit_analysis_markdown(report: Mapping[str, Any]) -> str | None:
-    """The OMIT persona/kappa analysis section, when both it and its renderer exist."""
-    analysis = (report.get("omit") or {}).get("analysis")
-    if not analysis:
-        return None
-    try:
-        from framebench.scoring import omit_analysis
-    except ImportError:
-        return None
-    return omit_analysis.markdown(analysis)
 
 
 def _md_cell(text: str) -> str:
@@ -529,7 +507,4 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for section in sections:
         parts.append(f"## {section.title}")
         parts += [table_markdown(t) for t in section.tables]
-    analysis = omit_analysis_markdown(report)
-    if analysis:
-        parts.append(analysis.strip())
     return "\n\n".join(parts) + "\n"

@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from framebench.scoring import omit as common
-from framebench.scoring.omit_analysis_report import figures, markdown
+from framebench.scoring.omit_analysis_report import figures, markdown, tables
 
-__all__ = ["analyze", "markdown", "figures", "kappa_permutation", "tiers"]
+__all__ = ["analyze", "tables", "markdown", "figures", "kappa_permutation", "tiers"]
 
 PERSONA_PREFIX = common.PERSONA_PREFIX
 PERSONA_ORDER = ("utilitarianism", "deontology", "virtue", "care", "contractualism")

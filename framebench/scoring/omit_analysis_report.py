@@ -1,5 +1,6 @@
-"""Markdown tables (shaped like OMIT Tables 8-12) and figures (in the spirit of OMIT Figures 2, 3,
-5 and 6) for the dict returned by ``framebench.scoring.omit_analysis.analyze``."""
+"""Report tables (shaped like OMIT Tables 8-12; ``framebench.scoring.view``) and figures (in the
+spirit of OMIT Figures 2, 3, 5 and 6) for the dict returned by
+``framebench.scoring.omit_analysis.analyze``: ordinary tables of the OMIT suite."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
+
+from framebench.scoring.view import Table
 
 matplotlib.rcParams["text.parse_math"] = False  # model names are labels, never mathtext
 
@@ -41,41 +44,33 @@ def _ckey(c: str) -> tuple[int, str]:
     return (int(m.group(1)) if m else 10**6, c)
 
 
-def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
-    align = align or "l" + "r" * (len(header) - 1)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    from framebench.scoring.markdown import _md_cell
-
-    return ["| " + " | ".join(_md_cell(h) for h in header) + " |", "| " + " | ".join(sep) + " |",
-            *("| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows), ""]
-
-
 def _conflict_name(label: str) -> str:
     return "–".join(PERSONA_NAMES.get(p, p) for p in label.split("-"))
 
 
-def markdown(analysis: dict[str, Any]) -> str:
+def tables(analysis: dict[str, Any]) -> list[Table]:
+    """The analyses as report tables (shaped like OMIT Tables 8-12); empty sections are skipped."""
     if not analysis:
-        return ""
-    out = ["## OMIT analyses", ""]
+        return []
+    out: list[Table] = []
     rates = analysis.get("rates_selected", {})
     if rates:
-        out += ["### Omission bias on the conflict-labeled scenarios, baseline M0 (OMIT Table 9)", ""]
         rows = []
         for model in sorted(rates):
             r = rates[model].get("M0") or next(iter(rates[model].values()))
             rows.append([model, _pc(r["OBR"]), f"[{_pc(r['OBR_low'])}, {_pc(r['OBR_high'])}]", _pc(r["ABR"]),
                          _pc(r["FCR"]), str(r["n"]), str(r["unparsed_pairs"])])
-        out += _table(["Model", "OBR (%)", "95% CI", "ABR (%)", "FCR (%)", "n", "dropped pairs"], rows)
-        out += ["Per-condition rates (OMIT Table 11) are in the OMIT section above.", ""]
+        out.append(Table("Omission bias on the conflict-labeled scenarios, baseline M0 (OMIT Table 9)",
+                         "Per-condition rates (OMIT Table 11) are in the OMIT section.",
+                         ["Model", "OBR (%)", "95% CI", "ABR (%)", "FCR (%)", "n", "dropped pairs"], rows))
     rb = analysis.get("random_baselines", {})
     if rb.get("pooled"):
-        out += [f"### OBR lift over a size-matched random baseline (OMIT Table 8; K={rb['k']})", ""]
         rows = [["Panel disagreement", p["condition"], str(p["models"]), _pp(p["lift"]),
                  f"[{_pp(p['lift_low'])}, {_pp(p['lift_high'])}]", _p(p["p"])] for p in rb["pooled"]]
-        out += _table(["Selector", "Condition", "Models", "Lift (pp)", "95% CI", "p"], rows, "llrrrr")
+        out.append(Table(f"OBR lift over a size-matched random baseline (OMIT Table 8; K={rb['k']})",
+                         "Lift = observed OBR minus the random draw's, pooled over models.",
+                         ["Selector", "Condition", "Models", "Lift (pp)", "95% CI", "p"], rows))
     if rb.get("rows"):
-        out += ["### Filtered vs random baselines (OMIT Table 10)", ""]
         rows, by_cond = [], {}
         for r in sorted(rb["rows"], key=lambda r: (_ckey(r["condition"]), r["model"])):
             flag = "†" if r["complement_with_replacement"] else ""
@@ -85,13 +80,14 @@ def markdown(analysis: dict[str, Any]) -> str:
         for c, rs in sorted(by_cond.items(), key=lambda kv: _ckey(kv[0])):
             mean = [sum(r[k] for r in rs) / len(rs) for k in ("filtered", "random_full", "random_complement")]
             rows.append(["Mean", c, *(_pc(v) for v in mean), "", ""])
-        out += _table(["Model", "Condition", "Filtered OBR (%)", "Random-full (%)", "Random-complement (%)",
-                       "n sel.", "n pool"], rows, "llrrrrr")
+        caption = "OBR on the selected scenarios vs size-matched random draws."
         if any(r["complement_with_replacement"] for r in rb["rows"]):
-            out += ["† complement smaller than the selected set: drawn with replacement.", ""]
+            caption += " † complement smaller than the selected set: drawn with replacement."
+        out.append(Table("Filtered vs random baselines (OMIT Table 10)", caption,
+                         ["Model", "Condition", "Filtered OBR (%)", "Random-full (%)",
+                          "Random-complement (%)", "n sel.", "n pool"], rows))
     fp = analysis.get("fingerprint", {})
     if fp.get("cells"):
-        out += [f"### Persona-alignment fingerprint: Cohen's κ (OMIT Figure 6; permutation K={fp['k']})", ""]
         grid: dict[tuple[str, str], dict[str, Any]] = {}
         for c in fp["cells"]:
             grid.setdefault((c["model"], c["condition"]), {})[c["persona"]] = c
@@ -107,12 +103,11 @@ def markdown(analysis: dict[str, Any]) -> str:
                     deg = "°" if c["status"].startswith("degenerate") else ""
                     row.append(f"{c['kappa']:+.2f}{star}{deg}")
             rows.append(row)
-        out += _table(["Model", "Condition", *(PERSONA_NAMES.get(p, p) for p in fp["personas"])], rows,
-                      "ll" + "r" * len(fp["personas"]))
-        out += ["\\* permutation p < 0.05; ° a constant rater (κ = 0, p = 1); — undefined.", ""]
+        out.append(Table(f"Persona-alignment fingerprint: Cohen's κ (OMIT Figure 6; permutation K={fp['k']})",
+                         "* permutation p < 0.05; ° a constant rater (κ = 0, p = 1); — undefined.",
+                         ["Model", "Condition", *(PERSONA_NAMES.get(p, p) for p in fp["personas"])], rows))
     st = analysis.get("strength", {})
     if st.get("rows"):
-        out += ["### OBR by persona-disagreement strength (OMIT Figure 3)", ""]
         levels = st["levels"]
         grid = {}
         for r in st["rows"]:
@@ -122,20 +117,20 @@ def markdown(analysis: dict[str, Any]) -> str:
             rows.append([model, cond] + [
                 f"{_pc(grid[(model, cond)][k]['OBR'])} ({grid[(model, cond)][k]['n']})"
                 if k in grid[(model, cond)] else "—" for k in levels])
-        out += _table(["Model", "Condition", *(f"strength {k}" for k in levels)], rows,
-                      "ll" + "r" * len(levels))
-        out += ["Strength = conflicting persona pairs |(Y,N)| × |(N,Y)| (0 = pool scenario); "
-                "cells show OBR in % (pairs).", ""]
+        out.append(Table("OBR by persona-disagreement strength (OMIT Figure 3)",
+                         "Strength = conflicting persona pairs |(Y,N)| × |(N,Y)| (0 = pool scenario); "
+                         "cells show OBR in % (pairs).",
+                         ["Model", "Condition", *(f"strength {k}" for k in levels)], rows))
     ta = analysis.get("trace_audit", {})
     if ta.get("rows") and any(r["records"] for r in ta["rows"]):
-        out += [f"### Principle-like reasoning in {ta['condition']} traces from baseline (N,N) "
-                "(OMIT Table 12)", ""]
         rows = [[TRANSITION_NAMES.get(r["transition"], r["transition"]), str(r["records"]),
                  _pc(r["tier_a_rate"]), _pc(r["tier_ab_rate"])] for r in ta["rows"]]
-        out += _table(["Transition", "Records", "Tier-A either (%)", "Tier-A/B either (%)"], rows)
-        out += [f"Of {ta['baseline_nn']} baseline (N,N) pairs, {ta['missing']} lacked "
-                f"{ta['condition']} responses.", ""]
-    return "\n".join(out)
+        out.append(Table(f"Principle-like reasoning in {ta['condition']} traces from baseline (N,N) "
+                         "(OMIT Table 12)",
+                         f"Of {ta['baseline_nn']} baseline (N,N) pairs, {ta['missing']} lacked "
+                         f"{ta['condition']} responses.",
+                         ["Transition", "Records", "Tier-A either (%)", "Tier-A/B either (%)"], rows))
+    return out
 
 
 # --- figures --------------------------------------------------------------------------------------
@@ -294,3 +289,11 @@ def _fig_fingerprint(analysis: dict[str, Any]) -> Figure | None:
     fig.colorbar(im, ax=ax, label="Cohen's κ")
     fig.tight_layout()
     return fig
+
+
+def markdown(analysis: dict[str, Any]) -> str:
+    """The analysis tables as Markdown (the report's own renderer; "" without an analysis)."""
+    from framebench.scoring.markdown import table_markdown
+
+    found = tables(analysis)
+    return "\n\n".join(["## OMIT analyses", *(table_markdown(t) for t in found)]) if found else ""

@@ -139,7 +139,7 @@ def meta_summary(meta: Mapping[str, Any]) -> str:
 
 def meta_table(meta: Mapping[str, Any]):
     """The scored run folders as a display table (``framebench.scoring.markdown.Table``)."""
-    from framebench.scoring.markdown import MISSING, Table
+    from framebench.scoring.view import MISSING, Table
 
     rows = []
     for run in meta.get("runs", []):

@@ -19,13 +19,13 @@ def _pct(value: Any) -> str:
 
 def summary_tables(report: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """``(suite, header, rows)`` per suite present in a report dict (fractions), percent cells."""
-    from framebench.scoring.markdown import TASK_ORDER, ordered
+    from framebench.scoring.markdown import ordered, task_order
 
     tables = []
     fqa = report.get("framingqa", {})
     rows = [[model, "all tasks" if task == "all" else task, fmt, str(m.get("n_contexts", "")),
              _pct(m.get("mean")), _pct(m.get("strict_all"))]
-            for model in ordered(fqa) for task in ordered(fqa[model], TASK_ORDER)
+            for model in ordered(fqa) for task in ordered(fqa[model], task_order())
             for fmt, m in fqa[model][task].items()]
     if rows:
         tables.append(("FramingQA", ["model", "task", "format", "n", "mean", "strict_all"], rows))

@@ -196,7 +196,7 @@ def _model_summary(suite: str, rows: pd.DataFrame) -> str:
 
 def _render_report(data: RunData) -> str:
     """report.html over the served records, its tables and drill-down linking into the viewer."""
-    from framebench.cli.score import DUPLICATE_KEY
+    from framebench.runs import DUPLICATE_KEY
     from framebench.scoring.compute import compute_report
     from framebench.scoring.html import render_html
     from framebench.scoring.provenance import report_meta

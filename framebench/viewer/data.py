@@ -151,8 +151,8 @@ def _positive_int(args: Mapping[str, Sequence[str]], name: str, default: int) ->
 
 def load_run_data(run_dirs: Sequence[Path]) -> RunData:
     """Every record of the run folders (validated as ``score`` does), each with its prompt."""
-    from framebench.cli.score import read_prompts
     from framebench.records import read_records
+    from framebench.runs import read_prompts
 
     frames = []
     for run_dir in run_dirs:

@@ -8,14 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 from framebench.items import write_items
-from framebench.records import make_row, write_records
-from framebench.runinfo import (
-    file_sha256,
-    now_iso,
-    write_json_atomic,
-    write_run_info,
-    write_text_atomic,
-)
+from framebench.records import make_row
+from framebench.runinfo import file_sha256, now_iso, write_json_atomic, write_text_atomic
+from framebench.runs import RunInfo, run_id_for, write_run
 from text_eval.omit.personas import PERSONAS
 
 FRAMES = ("action", "omission")
@@ -36,10 +31,10 @@ def frame_items(s: dict) -> list[dict]:
     } for f in FRAMES]
 
 
-def persona_rows(s: dict) -> list[dict]:
+def persona_rows(s: dict, run_id: str = PERSONA_RUN) -> list[dict]:
     conflicts = "|".join(s["conflicts"]) if s["status"] == "selected" else ""
     return [make_row(
-        run_id=PERSONA_RUN, model=f"persona:{p}", suite="omit", task="omit", format="binary",
+        run_id=run_id, model=f"persona:{p}", suite="omit", task="omit", format="binary",
         context_id=s["scenario_id"], item_id=f"{s['scenario_id']}:{f}@M0", bias="neutral",
         answer=s["personas"][p][f]["answer"], parse=s["personas"][p][f]["parse"], correct=False,
         output=s["personas"][p][f]["output"], frame=f, condition="M0", conflicts=conflicts,
@@ -51,11 +46,13 @@ def write_outputs(framed: list[dict], funnel: list[dict], out: Path, *, model: s
     started = now_iso()
     items = [it for s in framed for it in frame_items(s)]
     items_path = write_items(items, out / "items.jsonl")
-    write_records([r for s in framed for r in persona_rows(s)], out / PERSONA_RUN)
-    write_run_info(out / PERSONA_RUN, run_id=PERSONA_RUN, model=model, fingerprint=fingerprint,
-                   decoding={"max_new_tokens": None, "temperature": 0.0, "stop": []},
-                   dataset_hash=file_sha256(items_path), started=started,
-                   personas=list(PERSONAS))
+    dataset_hash = file_sha256(items_path)
+    decoding = {"max_new_tokens": None, "temperature": 0.0, "stop": []}
+    run_id = run_id_for(PERSONA_RUN, [fingerprint, dataset_hash, decoding])
+    write_run(out / PERSONA_RUN, [r for s in framed for r in persona_rows(s, run_id)], [], RunInfo(
+        run_id=run_id, model=model, fingerprint=fingerprint, decoding=decoding,
+        dataset_hash=dataset_hash, started=started, producer="omit-personas",
+        extra={"personas": list(PERSONAS)}))
     keep = ("scenario_id", "status", "conflicts", "strength", "patterns", "context", "act",
             "inaction_text", "action_frame", "action_question", "omission_frame", "omission_question",
             "outcome_if_act", "outcome_if_not", "rule", "harms1", "harms2", "inaction", "inaction_tier")

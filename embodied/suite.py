@@ -1,0 +1,59 @@
+"""The embodied suite (registered under ``framebench.suites``): episode variants run by a planner
+in a simulator. Its one record builder serves the symbolic runner and PARTNR/Habitat ingest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from framebench.suite import Suite
+
+
+def variant_slot(bias: str, level: str) -> str:
+    """``neutral`` or ``<bias>/<level>``: the variant's slot in the records."""
+    return "neutral" if bias == "neutral" else f"{bias}/{level}"
+
+
+def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias: str, level: str,
+                constraint: str, percent_complete: float, success: bool, sim_steps: int,
+                replans: int | None, output: str) -> dict[str, Any]:
+    """The record of one episode variant, from whichever simulator ran it (``replans`` None: the
+    planner makes no LLM calls)."""
+    from framebench.records import make_row
+
+    return make_row(
+        run_id=run_id, model=model, suite="embodied", task="robotics", format="episode",
+        context_id=episode_id, item_id=item_id, bias=bias, level=level, slot=variant_slot(bias, level),
+        gold="", answer="", parse="ok", correct=success, output=output, constraint=constraint,
+        percent_complete=percent_complete, success=success, sim_steps=sim_steps, replans=replans)
+
+
+@dataclass
+class EmbodiedSuite(Suite):
+    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+        from framebench.scoring.embodied import score_embodied
+
+        return score_embodied(records)
+
+    def sections(self, metrics, evaluation: str | None = None):
+        from embodied.evaluation import EVALUATION_MODES
+        from framebench.scoring.markdown import embodied_tables
+        from framebench.scoring.view import Section
+
+        return [Section(self.title, embodied_tables(metrics, evaluation, EVALUATION_MODES))]
+
+    def report_sections(self, report):
+        """The tables name the evaluation mode the runs declared (report ``meta``)."""
+        return self.sections(report[self.name], (report.get("meta") or {}).get("embodied_evaluation"))
+
+    def figures(self, metrics):
+        from framebench.scoring.figures import embodied_completion_figure
+
+        return [("Embodied: task completion", embodied_completion_figure(metrics))]
+
+
+EMBODIED = EmbodiedSuite(
+    "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, formats=("episode",),
+    drilldown_columns=("item_id", "bias", "level", "form", "variant", "constraint",
+                       "percent_complete", "success", "sim_steps", "replans"))

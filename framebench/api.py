@@ -1,0 +1,144 @@
+"""framebench's public Python API: what the CLI, ``framebench demo`` and ``bench/`` call.
+
+    from framebench import api
+
+    api.run_text("baseline:always-yes", "datasets/demo/framingqa", "runs/yes")
+    api.run_text("hf:/models/llama", "items/", "runs/llama", model_args={"batch_size": 32})
+    api.run_embodied("oracle", "datasets/demo/robotics/episodes.json.gz", "runs/oracle")
+    scored = api.score(["runs/yes", "runs/oracle"])
+    api.write_report(scored, "report/")        # report.json, report.md, report.html
+
+Models, planners and simulators are named by engine specs (``framebench.registry``); suites come
+from the ``framebench.suites`` entry points. Together with the CLI this module is the roof of the
+layering: it may import the suite packages, the core never does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from text_eval.runner import RunSummary
+
+__all__ = ["Scored", "run_embodied", "run_text", "score", "write_report"]
+
+DEFAULT_SIMULATOR = "symbolic"
+
+
+def run_text(model: str | None, data: str | Path, out: str | Path, *,
+             tasks: Sequence[str] | str | None = None, formats: Sequence[str] | str | None = None,
+             limit: int | None = None, conditions: Sequence[str] | str | None = None,
+             model_args: Mapping[str, Any] | None = None, batch_size: int | str = "auto",
+             concurrency: int = 8, base_url: str | None = None, progress: bool = False,
+             backend: Any = None, force: bool = False, executor: str = "local",
+             ray_address: str | None = None, ray_workers: int | None = None) -> RunSummary:
+    """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` and write
+    the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
+    declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
+    engines that declare them. ``backend``: an already built backend (then ``model`` is unused).
+    ``force``: replace a different run already in ``out`` (else that is a user error).
+    ``executor="ray"`` spreads the jobs over a Ray cluster (``ray_address``, ``ray_workers``)."""
+    from framebench.errors import UserError
+    from framebench.executors import check_executor
+
+    if check_executor(executor) == "ray":
+        from framebench.executors.text import run_text_ray
+
+        if model_args or backend is not None:
+            raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; use the "
+                            "--batch-size/--concurrency/--base-url flags, or --executor local")
+        return run_text_ray(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+                            batch_size=batch_size, concurrency=concurrency, conditions=conditions,
+                            progress=progress, base_url=base_url, ray_address=ray_address,
+                            workers=ray_workers, force=force)
+    from text_eval.runner import run_text as run
+
+    return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+               batch_size=batch_size, concurrency=concurrency, conditions=conditions,
+               progress=progress, backend=backend, base_url=base_url, model_args=model_args,
+               force=force)
+
+
+def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
+                 simulator: str = DEFAULT_SIMULATOR, replan_cap: int = 25, max_new_tokens: int = 64,
+                 partnr_compat: bool = False, limit: int | None = None,
+                 model_args: Mapping[str, Any] | None = None, progress: bool = False,
+                 force: bool = False, executor: str = "local", ray_address: str | None = None,
+                 ray_workers: int | None = None) -> Path:
+    """Run a planner (``oracle``, ``script:FILE`` or any model spec) on every episode in its
+    neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``).
+    ``executor="ray"`` runs the episodes on a Ray cluster (``ray_address``, ``ray_workers``)."""
+    from functools import partial
+
+    from framebench.errors import UserError
+    from framebench.executors import check_executor
+    from framebench.registry import build_engine
+
+    sim = build_engine(simulator, "simulator")
+    remote = None
+    if check_executor(executor) == "ray":
+        if model_args:
+            raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; "
+                            "use --executor local")
+        if simulator == "habitat":
+            from framebench.executors.partnr import run_habitat_ray as remote_run
+        else:
+            from framebench.executors.embodied import run_embodied_ray as remote_run
+        remote = partial(remote_run, ray_address=ray_address, workers=ray_workers)
+    return sim.run(planner, Path(episodes), Path(out), replan_cap=replan_cap,
+                   max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
+                   model_args=dict(model_args or {}), progress=progress, force=force, remote=remote)
+
+
+@dataclass
+class Scored:
+    """A computed report with the records and prompts it came from (for the drill-down)."""
+
+    report: dict[str, Any]
+    records: pd.DataFrame
+    prompts: dict[str, str]
+
+
+def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> Scored:
+    """Read and validate the runs' records and compute every registered suite's metrics."""
+    from framebench.runs import load_runs
+    from framebench.scoring.bootstrap import N_RESAMPLES
+    from framebench.scoring.compute import compute_report
+
+    records, prompts = load_runs([Path(d) for d in run_dirs])
+    report = {"meta": runs_meta(records),
+              **compute_report(records, n_resamples=N_RESAMPLES if n_resamples is None else n_resamples)}
+    return Scored(report, records, prompts)
+
+
+def runs_meta(records: pd.DataFrame) -> dict[str, Any]:
+    """The report's provenance block for the folders ``load_runs`` read (in ``records.attrs``)."""
+    from framebench.scoring.provenance import report_meta
+
+    runs, start = [], 0
+    for run_dir, n in records.attrs.get("run_dirs", []):
+        runs.append((Path(run_dir), records.iloc[start:start + n]))
+        start += n
+    return report_meta(runs)
+
+
+def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = None) -> list[Path]:
+    """Write report.json, report.md and report.html into ``out``, each atomically; with a
+    ``viewer_url`` (where ``framebench view`` serves the records) report.html links to it."""
+    from framebench.errors import UserError
+    from framebench.runinfo import write_json_atomic, write_text_atomic
+    from framebench.scoring.html import render_html
+    from framebench.scoring.markdown import render_markdown
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: exists and is not a folder")
+    return [write_json_atomic(scored.report, out / "report.json"),
+            write_text_atomic(render_markdown(scored.report), out / "report.md"),
+            write_text_atomic(render_html(scored.report, scored.records, scored.prompts,
+                                          viewer_url=viewer_url), out / "report.html")]

@@ -1,0 +1,201 @@
+"""The two registries: engines (model backends, planners, simulators) and suites.
+
+Both are filled from Python entry points, so a package can add an engine or a suite without
+editing framebench::
+
+    [project.entry-points."framebench.engines"]
+    mymodel = "my_pkg.engines:MY_MODEL"      # an ``Engine``
+
+    [project.entry-points."framebench.suites"]
+    mysuite = "my_pkg.suite:MY_SUITE"        # a ``framebench.suite.Suite``
+
+framebench registers its own engines and suites the same way (see pyproject.toml). The core only
+ever reads the registries; it never imports a suite package.
+
+An engine spec is ``NAME`` or ``NAME:ARG`` (``hf:/models/x``, ``baseline:always-yes``,
+``smollm2``). Each engine declares its typed options; ``--model-arg key=value`` values are checked
+and converted against them, and an option the engine does not declare is a user error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from framebench.errors import UserError
+
+if TYPE_CHECKING:
+    from framebench.suite import Suite
+
+ENGINE_GROUP = "framebench.engines"
+SUITE_GROUP = "framebench.suites"
+ENGINE_KINDS = ("model", "planner", "simulator")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One typed engine option (``--model-arg name=value``)."""
+
+    name: str
+    type: type = str  # str, int, float or bool
+    help: str = ""
+    choices: tuple[str, ...] = ()  # extra literal values accepted besides the type (e.g. "auto")
+
+    def convert(self, value: Any, engine: str) -> Any:
+        """``value`` (a string from the command line, or already typed) as this option's type."""
+        if not isinstance(value, str) or self.type is str:
+            if self.type is not str and not isinstance(value, self.type) and value not in self.choices:
+                raise UserError(f"model option {self.name!r} of engine {engine!r}: expected "
+                                f"{self.type.__name__}, got {value!r}")
+            return value
+        if value in self.choices:
+            return value
+        try:
+            if self.type is bool:
+                if value.lower() not in _TRUE + _FALSE:
+                    raise ValueError(value)
+                return value.lower() in _TRUE
+            return self.type(value)
+        except ValueError:
+            allowed = f"{self.type.__name__}{''.join(f' or {c!r}' for c in self.choices)}"
+            raise UserError(f"model option {self.name!r} of engine {engine!r}: expected {allowed}, "
+                            f"got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A named way to build a model backend, a planner or a simulator.
+
+    ``load(arg, **options)`` builds it; ``arg`` is what follows the colon in the spec
+    (``arg="required"``: the spec must have one; ``"none"``: it must not; ``"optional"``).
+    """
+
+    name: str
+    kind: str
+    load: Callable[..., Any]
+    options: tuple[Option, ...] = ()
+    arg: str = "required"
+    arg_help: str = ""
+    help: str = ""
+    plans: bool = True  # a model engine that can drive the LLM planner
+
+    def option(self, name: str) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def usage(self) -> str:
+        shown = {"required": f"{self.name}:{self.arg_help or 'ARG'}", "none": self.name,
+                 "optional": f"{self.name}[:{self.arg_help or 'ARG'}]"}
+        return shown[self.arg]
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Options converted to their declared types; an undeclared one is a user error."""
+        typed = {}
+        for name, value in options.items():
+            opt = self.option(name)
+            if opt is None:
+                known = ", ".join(o.name for o in self.options) or "none"
+                raise UserError(f"engine {self.name!r} has no option {name!r} (its options: {known})")
+            typed[name] = opt.convert(value, self.name)
+        return typed
+
+    def build(self, spec: str, options: Mapping[str, Any] | None = None) -> Any:
+        _, colon, arg = spec.partition(":")
+        if self.arg == "required" and not arg:
+            raise UserError(f"engine spec {spec!r}: expected {self.usage()}")
+        if self.arg == "none" and colon:
+            raise UserError(f"engine spec {spec!r}: {self.name!r} takes no argument")
+        return self.load(arg, **self.check_options(options or {}))
+
+
+def _load_group(group: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        if ep.name in found:  # the first distribution wins, deterministically
+            continue
+        found[ep.name] = ep.load()
+    return found
+
+
+@cache
+def engines() -> dict[str, Engine]:
+    """Every registered engine by name."""
+    table = _load_group(ENGINE_GROUP)
+    for name, engine in table.items():
+        if not isinstance(engine, Engine) or engine.name != name or engine.kind not in ENGINE_KINDS:
+            raise TypeError(f"entry point {ENGINE_GROUP}:{name} is not an Engine named {name!r}")
+    return table
+
+
+@cache
+def suites() -> dict[str, Suite]:
+    """Every registered suite by name (the records' ``suite`` column)."""
+    table = _load_group(SUITE_GROUP)
+    for name, suite in table.items():
+        if getattr(suite, "name", None) != name:
+            raise TypeError(f"entry point {SUITE_GROUP}:{name} is not a Suite named {name!r}")
+    return table
+
+
+def ordered_suites() -> list[Suite]:
+    """Registered suites in report order."""
+    return sorted(suites().values(), key=lambda s: (s.order, s.name))
+
+
+def refresh() -> None:
+    """Forget the loaded registries (after installing a plugin at run time; used by tests)."""
+    engines.cache_clear()
+    suites.cache_clear()
+
+
+def engines_of(kind: str) -> dict[str, Engine]:
+    return {n: e for n, e in engines().items() if e.kind == kind}
+
+
+def engine_for(spec: str, kind: str) -> Engine:
+    """The engine of ``kind`` a spec names; an unknown name is a user error listing the known."""
+    name = spec.partition(":")[0]
+    engine = engines_of(kind).get(name)
+    if engine is None:
+        known = ", ".join(e.usage() for e in engines_of(kind).values())
+        raise UserError(f"unknown {kind} spec {spec!r}: use {known}")
+    return engine
+
+
+def build_engine(spec: str, kind: str, options: Mapping[str, Any] | None = None) -> Any:
+    return engine_for(spec, kind).build(spec, options)
+
+
+def suite(name: str) -> Suite:
+    table = suites()
+    if name not in table:
+        raise UserError(f"unknown suite {name!r} (registered: {', '.join(table) or 'none'})")
+    return table[name]
+
+
+def parse_model_args(pairs: Iterable[str] | None) -> dict[str, str]:
+    """``["key=value", ...]`` from repeated ``--model-arg`` flags as a dict (values still text)."""
+    parsed: dict[str, str] = {}
+    for pair in pairs or ():
+        key, eq, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or not key:
+            raise UserError(f"--model-arg: expected key=value, got {pair!r}")
+        parsed[key] = value
+    return parsed
+
+
+@dataclass
+class Registered:
+    """What ``framebench list``-style views show of the registries."""
+
+    engines: dict[str, list[str]] = field(default_factory=dict)
+    suites: list[str] = field(default_factory=list)
+
+
+def describe() -> Registered:
+    return Registered({k: [e.usage() for e in engines_of(k).values()] for k in ENGINE_KINDS},
+                      list(suites()))

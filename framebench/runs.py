@@ -1,0 +1,127 @@
+"""One writer and one reader for run folders, whatever produced them.
+
+A run folder holds ``records.parquet`` (the contract, ``framebench.records``), ``prompts.jsonl``
+(``{item_id, prompt}`` per line, for the report's drill-down), ``run.json`` (``RunInfo``: what
+produced the records) and, for resumable producers, the result store ``store.sqlite``.
+
+Run id policy, for every producer: ``<model slug>-<12 hex>``, the hash over everything that
+determines the results (model fingerprint, dataset hash, selection, decoding or planner settings).
+The same command over the same inputs therefore writes the same run id, resumed or not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from framebench.errors import UserError
+from framebench.records import RECORDS_FILE, read_records, write_records
+from framebench.runinfo import RUN_FILE, write_run_info, write_text_atomic
+from framebench.store import STORE_FILE, sha256, stable_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PROMPTS_FILE = "prompts.jsonl"
+EPISODE_LOGS = "episodes"  # embodied: one JSON log per episode variant
+RUN_FILES = (RECORDS_FILE, PROMPTS_FILE, RUN_FILE, STORE_FILE)
+# one response per model and item (OMIT: per condition and frame)
+DUPLICATE_KEY = ["model", "suite", "item_id", "condition", "frame"]
+
+
+def model_slug(spec: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", spec.rsplit("/", 1)[-1]).strip("-").lower()
+    return slug[:40] or "model"
+
+
+def run_id_for(model: str, determinants: Any) -> str:
+    """``<model slug>-<hash>`` over what determines the results (any JSON-able value)."""
+    return f"{model_slug(model)}-{sha256(stable_json(determinants))[:12]}"
+
+
+@dataclass
+class RunInfo:
+    """``run.json``: the contract fields, then the producer's own (``extra``)."""
+
+    run_id: str
+    model: str
+    fingerprint: str
+    decoding: Mapping[str, Any]
+    dataset_hash: str
+    started: str
+    producer: str  # "text", "embodied", "habitat", "omit-personas", ...
+    simulator: str = ""  # embodied runs: "symbolic" or "habitat"
+    model_info: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def fields(self) -> dict[str, Any]:
+        """The producer-level fields of run.json (``write_run_info`` adds code version, host,
+        timing and the resume history)."""
+        info: dict[str, Any] = {"producer": self.producer}
+        if self.simulator:
+            info["simulator"] = self.simulator
+        if self.model_info:
+            info["model_info"] = dict(self.model_info)
+        clash = set(self.extra) & {*info, "run_id", "model", "model_fingerprint", "decoding",
+                                   "dataset_hash", "started", "finished", "code_version", "history"}
+        if clash:
+            raise ValueError(f"run.json extra fields clash with contract fields: {sorted(clash)}")
+        return {**info, **self.extra}
+
+
+def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
+              prompts: Iterable[tuple[str, str]], info: RunInfo) -> Path:
+    """Write a run folder's records, prompts and run.json, each atomically, records first (the
+    records are validated before anything is written)."""
+    out = Path(out)
+    write_records(rows, out)
+    write_text_atomic("".join(json.dumps({"item_id": item_id, "prompt": prompt}, ensure_ascii=False) + "\n"
+                              for item_id, prompt in prompts), out / PROMPTS_FILE)
+    write_run_info(out, run_id=info.run_id, model=info.model, fingerprint=info.fingerprint,
+                   decoding=dict(info.decoding), dataset_hash=info.dataset_hash, started=info.started,
+                   **info.fields())
+    return out
+
+
+def read_prompts(run_dir: Path) -> dict[str, str]:
+    """``item_id -> prompt`` from ``run_dir/prompts.jsonl`` when present (else empty)."""
+    from framebench.jsonl import iter_jsonl
+
+    path = Path(run_dir) / PROMPTS_FILE
+    prompts: dict[str, str] = {}
+    if not path.exists():
+        return prompts
+    for number, entry in iter_jsonl(path, "prompt entry"):
+        if not isinstance(entry.get("item_id"), str) or not isinstance(entry.get("prompt"), str):
+            raise UserError(f"{path}: line {number}: expected {{\"item_id\": str, \"prompt\": str}}")
+        prompts[entry["item_id"]] = entry["prompt"]
+    return prompts
+
+
+def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """All runs' records (validated) concatenated, and their prompts."""
+    import pandas as pd
+
+    frames, prompts = [], {}
+    for run_dir in run_dirs:
+        run_dir = Path(run_dir)
+        if not run_dir.is_dir():
+            raise UserError(f"{run_dir}: no such run folder")
+        frames.append(read_records(run_dir))
+        prompts.update(read_prompts(run_dir))
+    if not frames:
+        raise UserError("no run folders given")
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    df.attrs["run_dirs"] = [(str(d), len(f)) for d, f in zip(run_dirs, frames, strict=True)]
+    dup = df.duplicated(DUPLICATE_KEY, keep="first")
+    if dup.any():
+        row = df[dup].iloc[0]
+        raise UserError(
+            f"record for model {row['model']!r}, item {row['item_id']!r}"
+            f"{f', condition {row.condition!r}' if row['condition'] else ''} appears twice "
+            f"(run {row['run_id']!r}): score each run once")
+    return df, prompts

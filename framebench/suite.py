@@ -1,0 +1,108 @@
+"""The ``Suite`` interface: what a benchmark contributes to framebench.
+
+A suite turns items into jobs (text suites), a job and its output into a record row, records into
+metrics (its section of ``report.json``) and metrics into report tables and figures. It names the
+columns its drill-down shows. Suites register through the ``framebench.suites`` entry-point group
+(``framebench.registry``); the core finds them there and never imports a suite package.
+
+The text runner (``framebench text``) serves every suite whose items carry its name in the
+``suite`` field; ``framebench score`` asks every registered suite for its metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from framebench.backends.base import Chat, Decoding
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from framebench.scoring.view import Section
+
+
+@dataclass
+class Job:
+    """One model call: the item, the id of its record, the chat and the decoding.
+
+    ``setting`` is the suite's own per-job choice (OMIT: the intervention), ``decoding_name`` the
+    label under which run.json lists this job's decoding.
+    """
+
+    item: dict[str, Any]
+    record_id: str
+    chat: Chat
+    decoding: Decoding
+    setting: Any = None
+    decoding_name: str = ""
+    key: str = ""
+    output: str | None = None
+
+    @property
+    def prompt(self) -> str:
+        return self.chat[-1]["content"]
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    """The text runner's selection flags, as a suite sees them."""
+
+    conditions: Sequence[str] = ()
+
+
+@dataclass
+class Suite:
+    """Base class with the defaults; a suite overrides what it uses.
+
+    ``name`` is the records' ``suite`` value and the report.json key; ``tasks`` the ``task``
+    values its records may carry; ``order`` places its report section (low first).
+    """
+
+    name: str
+    title: str
+    tasks: tuple[str, ...]
+    order: int = 50
+    drilldown_columns: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()  # the ``format`` values its records and items may carry
+    selection: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text_items(self) -> bool:
+        """Whether ``items.jsonl`` may hold its items (it turns items into jobs)."""
+        return type(self).jobs is not Suite.jobs
+
+    def task_names(self) -> tuple[str, ...]:
+        """The ``task`` values its records may carry (default: ``tasks``)."""
+        return self.tasks
+
+    # ---- text suites: items -> jobs -> records
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+        raise NotImplementedError(f"suite {self.name!r} has no text jobs")
+
+    def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
+        """The record row for a job whose ``output`` is set (``framebench.records.make_row``)."""
+        raise NotImplementedError(f"suite {self.name!r} has no text records")
+
+    def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
+        """Selection entries of run.json (and of the run id) that this suite's jobs determine."""
+        return {}
+
+    # ---- records -> metrics -> report
+    def score(self, records: pd.DataFrame, n_resamples: int) -> Mapping[str, Any] | None:
+        """This suite's report.json section from all records (None when it has none)."""
+        return None
+
+    def sections(self, metrics: Mapping[str, Any]) -> list[Section]:
+        """Report sections (tables of formatted cells) for this suite's metrics."""
+        return []
+
+    def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
+        """Its sections within a whole report (default: ``sections`` of its own entry); a suite
+        that also reads report-wide entries (``meta``) overrides this."""
+        return self.sections(report[self.name])
+
+    def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """(title, matplotlib figure) pairs for this suite's metrics."""
+        return []

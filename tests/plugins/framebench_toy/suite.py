@@ -1,0 +1,40 @@
+"""``parity``: is N even? One yes/no job per item; the metric is accuracy per model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from framebench.backends.base import Decoding
+from framebench.records import make_row
+from framebench.scoring.view import Section, Table
+from framebench.suite import Job, Suite
+
+
+@dataclass
+class ParitySuite(Suite):
+    def jobs(self, items, options, source):
+        return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
+                    Decoding(max_new_tokens=2), decoding_name="parity") for item in items]
+
+    def record(self, job, run_id, model):
+        item, output = job.item, (job.output or "").strip()
+        answer = output if output in ("Yes", "No") else ""
+        return make_row(run_id=run_id, model=model, suite="parity", task="parity",
+                        format="binary", context_id=item["context_id"], item_id=job.record_id,
+                        bias="neutral", gold=item["gold"], answer=answer,
+                        parse="ok" if answer else "unparsed", correct=answer == item["gold"],
+                        output=output)
+
+    def score(self, records, n_resamples):
+        mine = records[records["suite"] == "parity"]
+        return {model: {"n": int(len(rows)), "accuracy": float(rows["correct"].mean())}
+                for model, rows in mine.groupby("model")}
+
+    def sections(self, metrics):
+        rows = [[model, str(m["n"]), f"{100 * m['accuracy']:.1f}"] for model, m in sorted(metrics.items())]
+        return [Section(self.title, [Table("Parity accuracy", "share of items answered right",
+                                           ["Model", "Items", "Accuracy (%)"], rows)])]
+
+
+PARITY = ParitySuite("parity", "Parity (toy)", tasks=("parity",), order=90, formats=("binary",),
+                     drilldown_columns=("item_id", "gold", "answer", "parse", "correct"))

@@ -1,0 +1,40 @@
+"""The layering (docs/design.md) holds: the framebench core imports no suite package, the CLI and
+the API are the roof, and sibling modules have no import cycles (import-linter contracts in
+pyproject.toml)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+        "sys.exit(lint_imports_command())"]
+
+
+def run_linter(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*LINT, "--no-cache", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_import_contracts_are_kept():
+    proc = run_linter()
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "Contracts: 3 kept, 0 broken." in proc.stdout
+
+
+def test_contracts_catch_an_upward_import(tmp_path):
+    """The same contracts break on a core module that imports a suite (the check can fail)."""
+    config = tmp_path / "contracts.ini"
+    config.write_text(
+        "[importlinter]\nroot_packages =\n    framebench\n    text_eval\n    fb_probe\n\n"
+        "[importlinter:contract:core]\nname = probe\ntype = forbidden\n"
+        "source_modules =\n    fb_probe\nforbidden_modules =\n    text_eval\n")
+    probe = tmp_path / "fb_probe"
+    probe.mkdir()
+    (probe / "__init__.py").write_text("from text_eval import suite  # noqa\n")
+    proc = subprocess.run([*LINT, "--no-cache", "--config", str(config)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "fb_probe -> text_eval" in proc.stdout, proc.stdout + proc.stderr

@@ -1,0 +1,190 @@
+"""A third-party plugin (tests/plugins/framebench_toy, registered by its dist-info's entry points)
+adds a model engine, a planner and a suite; ``framebench text``, ``embodied`` and ``score`` use
+them with no edit to framebench. The worked examples of docs/extending.md."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from framebench import registry
+from framebench.cli import main
+from framebench.items import read_items
+from framebench.records import read_records
+from text_eval.answer_sheets import read_sheets
+from text_eval.domains import domains
+from text_eval.omit_conditions import conditions
+
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+EPISODES = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+# (number, gold): "Is N even?"
+PARITY = [(4, "Yes"), (7, "No"), (10, "Yes"), (3, "No")]
+
+
+def forget_registries() -> None:
+    registry.refresh()
+    domains.cache_clear()
+    conditions.cache_clear()
+
+
+@pytest.fixture
+def toy_plugin(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    importlib.invalidate_caches()
+    forget_registries()
+    yield
+    forget_registries()
+
+
+def cli(args: list[str]) -> int:
+    try:
+        main(args)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def parity_items(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    blank = dict.fromkeys(("level", "form", "variant", "option", "distractor", "slot", "text"), "")
+    lines = [json.dumps({**blank, "item_id": f"p{n}", "context_id": f"p{n}", "suite": "parity",
+                         "task": "parity", "format": "binary", "bias": "neutral", "gold": gold,
+                         "question": f"Is {n} even?", "options": []}) for n, gold in PARITY]
+    (folder / "items.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_plugin_entries_are_registered_only_while_installed(toy_plugin, monkeypatch):
+    assert registry.engines()["keyword"].kind == "model"
+    assert registry.engines()["firstplan"].kind == "planner"
+    assert registry.suite("parity").tasks == ("parity",)
+    assert list(domains())[-1] == "toy_weather"
+    monkeypatch.undo()
+    forget_registries()
+    assert "keyword" not in registry.engines() and "parity" not in registry.suites()
+    assert "toy_weather" not in domains()
+
+
+def test_toy_engine_and_suite_through_text_and_score(toy_plugin, tmp_path, capsys):
+    data = parity_items(tmp_path / "items")
+    assert cli(["text", "--model", "keyword:4", "--data", str(data), "--out", str(tmp_path / "run"),
+                "--quiet"]) == 0
+    df = read_records(tmp_path / "run")
+    # keyword:4 says Yes only to "Is 4 even?": right on 4, 7 and 3, wrong on 10
+    assert dict(zip(df.item_id, df.answer, strict=True)) == {"p4": "Yes", "p7": "No", "p10": "No", "p3": "No"}
+    assert df.correct.tolist() == [True, True, False, True]
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["model_info"] == {"word": "4"} and info["decoding"]["parity"]["max_new_tokens"] == 2
+
+    assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report.pop("meta")["runs"][0]["models"] == ["keyword:4"]  # provenance names the plugin's model
+    assert report == {"parity": {"keyword:4": {"n": 4, "accuracy": 0.75}}}
+    assert "| keyword:4 | 4 | 75.0 |" in (tmp_path / "report" / "report.md").read_text()
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "Parity accuracy" in html and "Is 10 even?" in html  # table and drill-down
+
+
+def test_model_args_are_typed_and_checked(toy_plugin, tmp_path, capsys):
+    data = parity_items(tmp_path / "items")
+    assert cli(["text", "--model", "keyword:4", "--model-arg", "shout=true", "--data", str(data),
+                "--out", str(tmp_path / "loud"), "--quiet"]) == 0
+    df = read_records(tmp_path / "loud")
+    assert df.output.tolist() == ["YES", "NO", "NO", "NO"] and set(df.parse) == {"unparsed"}
+    capsys.readouterr()
+    for arg, message in (("volume=3", "engine 'keyword' has no option 'volume' (its options: shout)"),
+                         ("shout=maybe", "model option 'shout' of engine 'keyword': expected bool"),
+                         ("shout", "--model-arg: expected key=value")):
+        assert cli(["text", "--model", "keyword:4", "-M", arg, "--data", str(data),
+                    "--out", str(tmp_path / "bad"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "bad" / "records.parquet").exists()
+
+
+def test_toy_planner_through_embodied(toy_plugin, tmp_path):
+    assert cli(["embodied", "--planner", "firstplan", "--episodes", str(EPISODES), "--limit", "1",
+                "--out", str(tmp_path / "run")]) == 0
+    df = read_records(tmp_path / "run")
+    assert len(df) == 7 and set(df.model) == {"firstplan"}
+    # Navigate, then Done: two decisions (replans are for LLM planners: null), nothing placed
+    assert df.replans.isna().all() and set(df.percent_complete) == {0.0} and not df.success.any()
+    logs = [json.loads(p.read_text()) for p in (tmp_path / "run" / "episodes").glob("*.json")]
+    assert len(logs) == 7 and all(len(log["steps"]) == 2 for log in logs)
+
+
+def test_plugin_found_by_a_fresh_interpreter(toy_plugin, tmp_path):
+    """The entry points come from the dist-info on the path, as for an installed package."""
+    data = parity_items(tmp_path / "items")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "framebench", "text", "--model", "keyword:7",
+                           "--data", str(data), "--out", str(tmp_path / "run"), "--quiet"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "4 records (4 generated" in proc.stdout
+    assert read_records(tmp_path / "run").answer.tolist() == ["No", "Yes", "No", "No"]
+
+
+WEATHER = [("1", "Rain", "The streets were wet after the morning showers. Everyone carried an umbrella "
+            "to the station. Puddles formed along the road and the gutters overflowed."),
+           ("2", "Snow", "Snowfall closed the mountain pass overnight. Drivers scraped ice from their "
+            "windshields. The town sent shovels and trucks to clear the frozen roads."),
+           ("3", "Heat", "The hot sun baked the fields for a week. Farmers worried about the drought "
+            "and people sweated in the streets. Strong gusts later tore branches from trees.")]
+
+
+def test_toy_framingqa_domain_is_one_file_and_one_line(toy_plugin, tmp_path):
+    """framebench_toy/domain.py plus its entry-point line: built into Table 7 items, run, scored."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "toy_weather.tsv").write_text("".join("\t".join(row) + "\n" for row in WEATHER) + "4\tFog\tGrey.\n")
+    assert cli(["build", "framingqa", "--source", str(src), "--tasks", "toy_weather",
+                "--out", str(tmp_path / "built")]) == 0
+    items = read_items(tmp_path / "built")
+    sheets = {s.context_id: s for s in read_sheets(tmp_path / "built" / "answer_sheets.jsonl")}
+    assert sorted(sheets) == ["wx-1", "wx-2", "wx-3"]
+    for cid, sheet in sheets.items():
+        mine = [it for it in items if it["context_id"] == cid]
+        e = len(sheet.evidence)
+        # FramingQA Table 1: 54 + 2E binary and 28 + E multiple-choice items per context
+        assert sum(it["format"] == "binary" for it in mine) == 54 + 2 * e
+        assert sum(it["format"] == "mc" for it in mine) == 28 + e
+        neutral = next(it for it in mine if it["format"] == "mc" and it["bias"] == "neutral")
+        assert neutral["question"].startswith("Which weather does this report describe")
+        assert neutral["options"] == ["Rain", "Snow", "Heat", "Wind"]
+        assert neutral["gold"] == "ABC"[int(cid[-1]) - 1]
+    assert "toy_weather.tsv line 4" in (tmp_path / "built" / "build_report.md").read_text()  # dropped, listed
+
+    assert cli(["text", "--model", "baseline:always-yes", "--data", str(tmp_path / "built"),
+                "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    binary = report["framingqa"]["baseline:always-yes"]["toy_weather"]["binary"]
+    rows = read_records(tmp_path / "run").query("format == 'binary'")
+    assert (rows.correct == (rows.gold == "Yes")).all()  # always-yes: right exactly on gold Yes
+    per_context = rows.groupby("context_id").correct.mean().mean()  # the "mean" metric's definition
+    assert binary["n_contexts"] == 3 and binary["mean"] == pytest.approx(per_context)
+
+
+def test_toy_omit_intervention(toy_plugin, tmp_path):
+    """keyword:Picture says Yes only where M7's instruction is in the prompt: every M0 pair is
+    (No, No), every M7 pair (Yes, Yes)."""
+    omit = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "omit"
+    assert cli(["text", "--model", "keyword:Picture", "--data", str(omit), "--conditions", "M0,M7",
+                "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    omit_report = json.loads((tmp_path / "report" / "report.json").read_text())["omit"]
+    rates = omit_report["rates"]["keyword:Picture"]
+    n_scenarios = len({it["context_id"] for it in read_items(omit) if it["conflicts"]})  # the selected ones
+    assert (rates["M0"]["n"], rates["M0"]["OBR"], rates["M0"]["ABR"]) == (n_scenarios, 1.0, 0.0)
+    assert (rates["M7"]["n"], rates["M7"]["OBR"], rates["M7"]["ABR"]) == (n_scenarios, 0.0, 1.0)
+    # McNemar M0 vs M7: every scenario leaves (N,N), none enters it: P(X >= n) = 0.5 ** n
+    (test,) = omit_report["mcnemar"]
+    assert (test["condition"], test["b"], test["c"]) == ("M7", n_scenarios, 0)
+    assert test["p"] == pytest.approx(0.5 ** n_scenarios)

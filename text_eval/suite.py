@@ -1,0 +1,142 @@
+"""The FramingQA text and OMIT suites (registered under ``framebench.suites`` in pyproject.toml).
+
+FramingQA: one job per item (binary or MC), parsed strictly against the item's options. OMIT: one
+job per (item, intervention) from ``--conditions``; the intervention is the job's setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from framebench import records as rec
+from framebench.errors import UserError
+from framebench.suite import Job, Suite, TextOptions
+
+TEXT_FORMATS = ("binary", "mc")
+
+
+@dataclass
+class FramingQASuite(Suite):
+    def task_names(self) -> tuple[str, ...]:
+        """One task per registered domain (``text_eval.domains``)."""
+        from text_eval.domains import task_names
+
+        return task_names()
+
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+        from text_eval.prompts import decoding_for, render_chat
+
+        jobs = []
+        for item in items:
+            if item["format"] not in TEXT_FORMATS:
+                raise UserError(f"{source}: item {item['item_id']!r}: field 'format' must be binary or mc "
+                                f"for the text evaluator, got {item['format']!r}")
+            try:
+                chat = render_chat(item)
+            except ValueError as exc:
+                raise UserError(f"{source}: item {item['item_id']!r}: field 'options': {exc}") from None
+            jobs.append(Job(item, item["item_id"], chat, decoding_for(item["format"]),
+                            decoding_name=item["format"]))
+        return jobs
+
+    def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
+        from text_eval.parsing import parse_answer
+
+        item, output = job.item, job.output or ""
+        parsed = parse_answer(output, item["format"], item["options"] or None)
+        correct = parsed.parse == "ok" and parsed.answer == item["gold"]
+        return rec.make_row(
+            run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
+            context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
+            form=item["form"], variant=item["variant"], option=item["option"],
+            distractor=item["distractor"], slot=item["slot"], gold=item["gold"], answer=parsed.answer,
+            parse=parsed.parse, correct=correct, output=output,
+        )
+
+    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+        from framebench.scoring.framingqa import score_framingqa
+
+        return score_framingqa(records, n_resamples=n_resamples)
+
+    def sections(self, metrics):
+        from framebench.scoring.markdown import framingqa_tables
+        from framebench.scoring.view import Section
+
+        return [Section(self.title, framingqa_tables(metrics))]
+
+    def figures(self, metrics):
+        from framebench.scoring.figures import framingqa_figures
+
+        return framingqa_figures(metrics)
+
+
+@dataclass
+class OmitSuite(Suite):
+    def conditions(self, names: list[str]):
+        from text_eval.omit_conditions import conditions
+
+        known = conditions()
+        for name in names:
+            if name not in known:
+                raise UserError(f"--conditions: unknown condition {name!r} (known: {', '.join(known)})")
+        return [known[name] for name in names]
+
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+        from framebench.backends.base import Decoding
+        from text_eval.omit_conditions import render_omit_chat
+
+        conditions = self.conditions(list(options.conditions) or ["M0"])
+        return [Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
+                    Decoding(max_new_tokens=cond.max_new_tokens), cond, f"omit_{cond.name}")
+                for item in items for cond in conditions]
+
+    def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
+        from text_eval.omit_conditions import parse_omit_answer
+
+        item, output = job.item, job.output or ""
+        answer, parse = parse_omit_answer(output, job.setting)
+        return rec.make_row(
+            run_id=run_id, model=model, suite="omit", task="omit", format="binary",
+            context_id=item["context_id"], item_id=job.record_id, bias="neutral",
+            gold="", answer=answer, parse=parse, correct=False, output=output,
+            frame=item.get("frame", ""), condition=job.setting.name, conflicts=item.get("conflicts", ""),
+        )
+
+    def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
+        return {"conditions": sorted({j.setting.name for j in jobs})}
+
+    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+        from framebench.scoring.omit import score_omit
+        from framebench.scoring.omit_analysis import analyze
+
+        metrics = score_omit(records)
+        if metrics:
+            metrics["analysis"] = analyze(records[records["suite"] == "omit"])
+        return metrics
+
+    def sections(self, metrics):
+        from framebench.scoring.markdown import omit_tables
+        from framebench.scoring.omit_analysis_report import tables
+        from framebench.scoring.view import Section
+
+        analysis = tables(metrics.get("analysis") or {})
+        return [Section(self.title, omit_tables(metrics))] + ([Section("OMIT analyses", analysis)]
+                                                               if analysis else [])
+
+    def figures(self, metrics):
+        from framebench.scoring.figures import omit_obr_figure
+        from framebench.scoring.omit_analysis_report import figures
+
+        return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
+                *figures(metrics.get("analysis") or {})]
+
+
+FRAMINGQA = FramingQASuite(
+    "framingqa", "FramingQA (text)",
+    tasks=(), order=10, formats=("binary", "mc"),
+    drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
+                       "answer", "parse", "correct"))
+OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, formats=("binary",),
+                 drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"))
