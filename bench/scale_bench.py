@@ -122,7 +122,7 @@ def main() -> None:
     from embodied.generator import generate
     from framebench.executors.cluster import require_ray
 
-    ray = require_ray()
+    ray = require_ray(None)
     work = Path(tempfile.mkdtemp(prefix="scale-bench-"))
     try:
         print(f"{os.cpu_count()} CPUs, load {load()}")

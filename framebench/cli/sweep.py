@@ -20,11 +20,11 @@ def sweep(
     plan = read_plan(plan_file)
     if executor is not None:
         plan.executor = check_executor(executor)
+    plan.ray_address = ray_address or plan.ray_address
     if plan.executor == "ray":
         from framebench.executors.cluster import require_ray
 
-        require_ray()
-    plan.ray_address = ray_address or plan.ray_address
+        require_ray(plan.ray_address)
     plan.workers = ray_workers or plan.workers
     from framebench import api
 

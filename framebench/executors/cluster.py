@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -12,8 +13,15 @@ from framebench.errors import UserError
 LOOPBACK = "127.0.0.1"
 
 
-def require_ray() -> Any:
-    """The ``ray`` module, or one clear line saying how to get it."""
+def require_ray(address: str | None = None) -> Any:
+    """The ``ray`` module, or one clear line saying how to get it.
+
+    Without an address (a local instance) Ray is kept on the loopback interface: Ray resolves even
+    ``127.0.0.1`` to the host's first interface address unless cluster mode is off, and that switch is
+    read once, when ``ray`` is first imported. A cluster address leaves Ray's own choice alone, since
+    remote nodes must reach this driver."""
+    if not address and "ray" not in sys.modules:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError:
@@ -30,7 +38,7 @@ def ray_session(address: str | None, num_cpus: int | None = None,
     any custom ``resources``, e.g. ``{"habitat": 2}``); it ends with the run. An address (``HOST:PORT``
     of a head node or ``auto``) joins that cluster, which outlives the run.
     """
-    ray = require_ray()
+    ray = require_ray(address)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline: never phone home
     if ray.is_initialized():  # a caller (a test, a sweep) already connected: reuse it
         yield ray

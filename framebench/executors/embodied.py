@@ -80,7 +80,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
     from embodied.runner import run
     from framebench.executors.cluster import ray_session, require_ray
 
-    require_ray()
+    require_ray(ray_address)
     episodes, out = Path(episodes), Path(out)
     n_episodes = len(read_episodes(episodes)[:limit])  # validates the file before starting Ray
     out.mkdir(parents=True, exist_ok=True)

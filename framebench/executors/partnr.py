@@ -82,7 +82,7 @@ def run_habitat_ray(planner: str, episodes: Path, out: Path, *, ray_address: str
     from partnr_adapters.habitat_backend import check_planner, framed_episode_file
     from partnr_adapters.ingest import ingest
 
-    require_ray()
+    require_ray(ray_address)
     check_planner(planner)
     episodes, out = Path(episodes), Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -158,7 +158,7 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
     from framebench.items import ITEMS_FILE
     from text_eval.runner import run_text
 
-    require_ray()
+    require_ray(ray_address)
     t0 = time.perf_counter()
     data, out = Path(data), Path(out)
     units = plan_units(data, tasks, formats, limit, conditions)  # validates the selection first
