@@ -8,23 +8,14 @@ import io
 from pathlib import Path
 
 import pytest
-from text_helpers import framingqa_items, write_items
+from text_helpers import cli_exit_code, framingqa_items, write_items
 
 from framebench.backends.baseline import BaselineBackend
-from framebench.cli import main
 from framebench.console import ProgressReporter, clock
 from text_eval.runner import run_text
 
 REPO = Path(__file__).resolve().parent.parent
 EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
-
-
-def _cli(*args: str) -> int:
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 class BatchedBaseline(BaselineBackend):
@@ -94,21 +85,21 @@ def test_embodied_progress_moves_per_planner_decision(tmp_path, capsys, monkeypa
 
 def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):
     data = write_items(tmp_path / "data", framingqa_items(3, 4))
-    assert _cli("text", "--model", "baseline:always-no", "--data", str(data), "--out", str(tmp_path / "t"),
+    assert cli_exit_code("text", "--model", "baseline:always-no", "--data", str(data), "--out", str(tmp_path / "t"),
                 "--quiet") == 0
     out = capsys.readouterr().out
     assert "framebench text baseline-always-no-" in out and "summary: FramingQA (%)" in out and "strict_all" in out
     rows = {tuple(line.split("│")[1:4]): line for line in out.splitlines() if "all tasks" in line}
     assert len(rows) == 2  # the pooled binary and mc rows
-    assert _cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
+    assert cli_exit_code("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
                 "--limit", "1") == 0
     out = capsys.readouterr().out
     oracle = [line for line in out.splitlines() if "│ oracle" in line][0]
     assert "Robotics completion" in out and oracle.count("100.0") == 4  # the oracle completes all
-    assert _cli("text", "--model", "baseline:always-no", "--data", str(REPO / "datasets/demo/omit"),
+    assert cli_exit_code("text", "--model", "baseline:always-no", "--data", str(REPO / "datasets/demo/omit"),
                 "--out", str(tmp_path / "o"), "--quiet") == 0
     capsys.readouterr()
-    assert _cli("score", str(tmp_path / "t"), str(tmp_path / "o"), "--out", str(tmp_path / "r")) == 0
+    assert cli_exit_code("score", str(tmp_path / "t"), str(tmp_path / "o"), "--out", str(tmp_path / "r")) == 0
     out = capsys.readouterr().out
     # always-no answers (No, No) on every pair: OBR 100, ABR 0, FCR 0
     m0 = [line for line in out.splitlines() if "baseline:always-no" in line and "M0" in line][0]
@@ -117,14 +108,14 @@ def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):
 
 def test_conditions_on_framingqa_data_and_limit_warn(tmp_path, capsys):
     data = write_items(tmp_path / "data", framingqa_items(3, 4))
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "a"),
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "a"),
                 "--conditions", "M1", "--limit", "5", "--quiet") == 0
     err = capsys.readouterr().err
     assert "warning: --conditions M1 ignored" in err and "no OMIT items" in err
     assert "warning: --limit 5: running 5 of 12" in err and "not the benchmark's" in err
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "b"),
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "b"),
                 "--quiet") == 0
     assert "warning" not in capsys.readouterr().err
-    assert _cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
+    assert cli_exit_code("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
                 "--limit", "1") == 0
     assert "warning: --limit 1: running 1 of" in capsys.readouterr().err

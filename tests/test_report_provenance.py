@@ -9,9 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from text_helpers import framingqa_items, write_items
+from text_helpers import cli_exit_code, framingqa_items, write_items
 
-from framebench.cli import main
 from framebench.records import read_records
 
 REPO = Path(__file__).resolve().parent.parent
@@ -19,26 +18,18 @@ EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 PERSONAS = REPO / "datasets" / "demo" / "omit" / "personas"
 
 
-def _cli(*args: str) -> int:
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("prov")
     data = write_items(tmp / "data", framingqa_items(3, 4))
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp / "text"),
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp / "text"),
                 "--quiet") == 0
-    assert _cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp / "emb"),
+    assert cli_exit_code("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp / "emb"),
                 "--limit", "1") == 0
-    assert _cli("text", "--model", "baseline:always-no", "--data", str(REPO / "datasets/demo/omit"),
+    assert cli_exit_code("text", "--model", "baseline:always-no", "--data", str(REPO / "datasets/demo/omit"),
                 "--out", str(tmp / "omit"), "--conditions", "M0,M1", "--quiet") == 0
     runs = [tmp / "text", tmp / "emb", tmp / "omit", PERSONAS]
-    assert _cli("score", *map(str, runs), "--out", str(tmp / "report")) == 0
+    assert cli_exit_code("score", *map(str, runs), "--out", str(tmp / "report")) == 0
     return tmp, runs, data
 
 

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from text_helpers import framingqa_items, make_varied_model, write_items
+from text_helpers import cli_exit_code, framingqa_items, make_varied_model, write_items
 
-from framebench.cli import main
 from framebench.records import read_records
 from text_eval.runner import run_text
 
@@ -36,14 +35,6 @@ def omit_items(n: int = 2) -> list[dict]:
     return items
 
 
-def _cli(*args: str) -> int:
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
 @pytest.fixture
 def data_dir(tmp_path):
     return write_items(tmp_path / "data", framingqa_items(3, 4) + omit_items(2))
@@ -51,7 +42,7 @@ def data_dir(tmp_path):
 
 def test_baseline_run_writes_records_prompts_and_run_info(data_dir, tmp_path):
     out = tmp_path / "run"
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
                 "--conditions", "M0,M2", "--quiet") == 0
     df = read_records(out)
     fqa = framingqa_items(3, 4)
@@ -84,7 +75,7 @@ def test_baseline_run_writes_records_prompts_and_run_info(data_dir, tmp_path):
     assert len(info["dataset_hash"]) == 64 and "chat_template_hash" in info
 
     # re-running serves everything from the store and writes the same records
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
                 "--conditions", "M0,M2", "--quiet") == 0
     again = json.loads((out / "run.json").read_text())
     assert again["n_generated"] == 0 and again["n_from_store"] == len(df)
@@ -93,8 +84,8 @@ def test_baseline_run_writes_records_prompts_and_run_info(data_dir, tmp_path):
 
 def test_random_baseline_is_seeded_and_per_item(tmp_path):
     data_dir = write_items(tmp_path / "data", framingqa_items(5, 8))
-    _cli("text", "--model", "baseline:random", "--data", str(data_dir), "--out", str(tmp_path / "a"), "--quiet")
-    _cli("text", "--model", "baseline:random", "--data", str(data_dir), "--out", str(tmp_path / "b"),
+    cli_exit_code("text", "--model", "baseline:random", "--data", str(data_dir), "--out", str(tmp_path / "a"), "--quiet")
+    cli_exit_code("text", "--model", "baseline:random", "--data", str(data_dir), "--out", str(tmp_path / "b"),
          "--formats", "mc", "--quiet")
     a, b = read_records(tmp_path / "a"), read_records(tmp_path / "b")
     assert set(a["answer"]) == {"Yes", "No", "A", "B", "C", "D"}
@@ -104,7 +95,7 @@ def test_random_baseline_is_seeded_and_per_item(tmp_path):
 
 def test_selection_flags(data_dir, tmp_path):
     out = tmp_path / "sel"
-    assert _cli("text", "--model", "baseline:always-no", "--data", str(data_dir), "--out", str(out),
+    assert cli_exit_code("text", "--model", "baseline:always-no", "--data", str(data_dir), "--out", str(out),
                 "--tasks", "finance,omit", "--formats", "binary", "--limit", "3", "--quiet") == 0
     df = read_records(out)
     assert list(df["item_id"]) == ["ctx1-binary-0", "ctx1-binary-2", "sc0:action@M0"]
@@ -121,7 +112,7 @@ def test_selection_flags(data_dir, tmp_path):
 ])
 def test_bad_flags_exit_2_with_one_line(data_dir, tmp_path, capsys, args, message):
     base = ["text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(tmp_path / "x"), "--quiet"]
-    code = _cli(*(base + args))
+    code = cli_exit_code(*(base + args))
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x" / "records.parquet").exists()
@@ -131,11 +122,11 @@ def test_bad_items_name_the_file_and_item(tmp_path, capsys):
     items = framingqa_items(1, 2)
     items[1]["options"] = ["only one"]
     data = write_items(tmp_path / "bad", items)
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "o"),
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "o"),
                 "--quiet") == 2
     err = capsys.readouterr().err
     assert "items.jsonl" in err and "ctx0-mc-1" in err and "options" in err
-    assert _cli("text", "--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")) == 2
+    assert cli_exit_code("text", "--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")) == 2
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +183,7 @@ def test_smollm2_on_demo_items(smollm2_dir, tmp_path):
     else:
         chosen = framingqa_items(1, 6)
     data = write_items(tmp_path / "data", chosen)
-    assert _cli("text", "--data", str(data), "--out", str(tmp_path / "run"), "--quiet") == 0
+    assert cli_exit_code("text", "--data", str(data), "--out", str(tmp_path / "run"), "--quiet") == 0
     df = read_records(tmp_path / "run")
     assert len(df) == len(chosen) and set(df["model"]) == {"smollm2"}
     assert df["output"].str.strip().str.len().gt(0).all()  # real text, not empty
@@ -220,7 +211,7 @@ def test_baselines_answer_in_each_omit_conditions_format(tmp_path):
     data = REPO / "datasets" / "demo" / "omit"
     for kind in ("random", "always-no"):
         out = tmp_path / kind
-        assert _cli("text", "--model", f"baseline:{kind}", "--data", str(data), "--conditions",
+        assert cli_exit_code("text", "--model", f"baseline:{kind}", "--data", str(data), "--conditions",
                     "M0,M1,M4", "--out", str(out), "--quiet") == 0
         df = read_records(out)
         assert set(df["condition"]) == {"M0", "M1", "M4"}

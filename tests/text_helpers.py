@@ -7,6 +7,17 @@ import shutil
 from pathlib import Path
 
 
+def cli_exit_code(*args: str) -> int:
+    """Run ``framebench ARGS`` in-process; its exit code."""
+    from framebench.cli import main
+
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
 def make_varied_model(src: Path, dest: Path, std: float = 0.3, seed: int = 1) -> Path:
     """A copy of the tiny random Llama with larger random weights.
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
 Chat = list[Message]
@@ -43,3 +43,19 @@ class Backend(Protocol):
         """One completion per chat, in order; ``on_batch(indices, texts)`` may report finished
         parts early (the runner stores them at once, so a killed run resumes there)."""
         ...
+
+
+def decode_until_stop(tokenizer: Any, tokens: Sequence[int], eos_ids: Iterable[int],
+                      stop: Iterable[str]) -> str:
+    """Generated token ids as text: cut at the first end-of-sequence id, then at the first stop string."""
+    tokens, eos = list(tokens), set(eos_ids)
+    for i, tok in enumerate(tokens):
+        if tok in eos:
+            tokens = tokens[:i]
+            break
+    text = tokenizer.decode(tokens, skip_special_tokens=True)
+    for s in stop:
+        cut = text.find(s)
+        if cut >= 0:
+            text = text[:cut]
+    return text

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from pathlib import Path
 
-from framebench.backends.base import Chat, Decoding
+from framebench.backends.base import Chat, Decoding, decode_until_stop
 from framebench.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -361,17 +361,7 @@ class HFBackend:
         )
 
     def _decode(self, new_tokens: Sequence[int], decoding: Decoding) -> str:
-        tokens = list(new_tokens)
-        for i, tok in enumerate(tokens):
-            if tok in self.eos_ids:
-                tokens = tokens[:i]
-                break
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-        for stop in decoding.stop:
-            cut = text.find(stop)
-            if cut >= 0:
-                text = text[:cut]
-        return text
+        return decode_until_stop(self.tokenizer, new_tokens, self.eos_ids, decoding.stop)
 
     # ---- generation -----------------------------------------------------------------------
     def generate_naive(self, chats: list[Chat], decoding: Decoding) -> list[str]:

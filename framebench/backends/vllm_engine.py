@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from framebench.backends.base import Chat, Decoding
+from framebench.backends.base import Chat, Decoding, decode_until_stop
 from framebench.errors import UserError
 
 CALL_SIZE = 1 << 16  # jobs per generate() call: vLLM schedules them itself
@@ -115,17 +115,7 @@ class VLLMBackend:
         return [{"prompt_token_ids": self.encode(chat)} for chat in chats]
 
     def output_text(self, token_ids: Sequence[int], decoding: Decoding) -> str:
-        tokens = list(token_ids)
-        for i, tok in enumerate(tokens):
-            if tok in self.eos_ids:
-                tokens = tokens[:i]
-                break
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-        for stop in decoding.stop:
-            cut = text.find(stop)
-            if cut >= 0:
-                text = text[:cut]
-        return text
+        return decode_until_stop(self.tokenizer, token_ids, self.eos_ids, decoding.stop)
 
     def generate(self, chats: list[Chat], decoding: Decoding,
                  on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from framebench.cli.options import EXECUTOR, FORCE, RAY_ADDRESS, RAY_WORKERS
 from framebench.cli.text import MODEL_ARG_HELP
 
 
@@ -22,12 +23,10 @@ def embodied(
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
-    force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
-    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (a Ray cluster)."),
-    ray_address: str = typer.Option(None, "--ray-address",
-                                    help="Ray head HOST:PORT or 'auto' (default: start a local Ray instance)."),
-    ray_workers: int = typer.Option(None, "--ray-workers", min=1,
-                                    help="Worker actors (default: as many as the cluster's resources allow)."),
+    force: bool = FORCE,
+    executor: str = EXECUTOR,
+    ray_address: str = RAY_ADDRESS,
+    ray_workers: int = RAY_WORKERS,
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from framebench import api

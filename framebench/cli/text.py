@@ -4,6 +4,8 @@ from pathlib import Path
 
 import typer
 
+from framebench.cli.options import EXECUTOR, FORCE, RAY_ADDRESS, RAY_WORKERS
+
 MODEL_ARG_HELP = ("An option of the model engine, key=value (repeatable), e.g. batch_size=32, "
                   "dtype=bfloat16, base_url=http://host:8000/v1. Each engine declares its options.")
 
@@ -24,12 +26,10 @@ def text(
     base_url: str = typer.Option(None, "--base-url",
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
-    force: bool = typer.Option(False, "--force", help="Replace a different run already in --out."),
-    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (a Ray cluster)."),
-    ray_address: str = typer.Option(None, "--ray-address",
-                                    help="Ray head HOST:PORT or 'auto' (default: start a local Ray instance)."),
-    ray_workers: int = typer.Option(None, "--ray-workers", min=1,
-                                    help="Worker actors (default: as many as the cluster's CPUs/GPUs allow)."),
+    force: bool = FORCE,
+    executor: str = EXECUTOR,
+    ray_address: str = RAY_ADDRESS,
+    ray_workers: int = RAY_WORKERS,
 ) -> None:
     """Evaluate a model on FramingQA text or OMIT items (resumes when re-run with the same arguments)."""
     import logging
