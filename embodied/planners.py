@@ -197,4 +197,11 @@ def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8) ->
         return ScriptPlanner(spec.removeprefix("script:"))
     from framebench.backends import load_backend
 
+    if spec.startswith("choice:"):
+        from embodied.choice_planner import ChoicePlanner
+
+        model = spec.removeprefix("choice:")
+        if not model:
+            raise UserError("--planner choice:MODEL needs a model spec, e.g. choice:smollm2")
+        return ChoicePlanner(load_backend(model), history_turns=history_turns)
     return LLMPlanner(load_backend(spec), max_new_tokens=max_new_tokens, history_turns=history_turns)

@@ -38,6 +38,7 @@ from text_eval.prompts import decoding_for, render_chat
 PROMPTS_FILE = "prompts.jsonl"
 CALL_SIZE = 256
 TEXT_FORMATS = ("binary", "mc")
+ANSWER_MODES = ("generate", "constrained")
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Job:
     condition: Any = None  # text_eval.omit_conditions.Condition for OMIT items
     key: str = ""
     output: str | None = None
+    probs: dict[str, float] | None = None  # --answer constrained: P(allowed answer)
 
     @property
     def prompt(self) -> str:
@@ -127,7 +129,9 @@ def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path) -
     return jobs
 
 
-def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
+def make_record(job: Job, run_id: str, model: str, answer_mode: str = "generate") -> dict[str, Any]:
+    if answer_mode == "constrained":
+        return _constrained_record(job, run_id, model)
     item, output = job.item, job.output or ""
     if job.condition is not None:
         from text_eval.omit_conditions import parse_omit_answer
@@ -138,6 +142,7 @@ def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
             context_id=item["context_id"], item_id=job.record_id, bias="neutral",
             gold="", answer=answer, parse=parse, correct=False, output=output,
             frame=item.get("frame", ""), condition=job.condition.name, conflicts=item.get("conflicts", ""),
+            answer_mode="generate",
         )
     parsed = parse_answer(output, item["format"], item["options"] or None)
     correct = parsed.parse == "ok" and parsed.answer == item["gold"]
@@ -146,11 +151,37 @@ def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
         context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
         form=item["form"], variant=item["variant"], option=item["option"], distractor=item["distractor"],
         slot=item["slot"], gold=item["gold"], answer=parsed.answer, parse=parsed.parse, correct=correct,
-        output=output,
+        output=output, answer_mode="generate",
+    )
+
+
+def _constrained_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
+    from text_eval.constrained import constrained_answer
+
+    item, output = job.item, job.output or ""
+    answer, parse = constrained_answer(job.probs)
+    probs = rec.encode_answer_probs(job.probs)
+    if job.condition is not None:
+        return rec.make_row(
+            run_id=run_id, model=model, suite="omit", task="omit", format="binary",
+            context_id=item["context_id"], item_id=job.record_id, bias="neutral",
+            gold="", answer=answer, parse=parse, correct=False, output=output,
+            frame=item.get("frame", ""), condition=job.condition.name, conflicts=item.get("conflicts", ""),
+            answer_mode="constrained", answer_probs=probs,
+        )
+    return rec.make_row(
+        run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
+        context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
+        form=item["form"], variant=item["variant"], option=item["option"], distractor=item["distractor"],
+        slot=item["slot"], gold=item["gold"], answer=answer, parse=parse,
+        correct=parse == "ok" and answer == item["gold"], output=output,
+        answer_mode="constrained", answer_probs=probs,
     )
 
 
 def _is_failure(job: Job) -> bool:
+    if job.probs is not None:
+        return not job.probs
     if job.condition is not None:
         from text_eval.omit_conditions import parse_omit_answer
 
@@ -221,15 +252,50 @@ def warn_about_selection(items_path: Path, every: list[dict], items: list[dict],
              "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
 
 
+def _score_pending(backend: Backend, pending: list[Job], store: ResultStore,
+                   on_done: Callable[[list[Job]], None], fingerprint: str,
+                   reasoning_from: Sequence[Path] = ()) -> None:
+    """--answer constrained: reasoning first where a condition needs it (stored under its
+    generation key, shared with --answer generate), then the scored answers."""
+    from dataclasses import replace
+
+    from text_eval.constrained import score_jobs
+
+    def reasoning_key(job: Job) -> str:
+        return result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+
+    def generate(jobs: list[Job]) -> None:
+        copies = [replace(j, key=reasoning_key(j), output=None) for j in jobs]
+        _generate_pending(backend, copies, store, lambda done: None)
+        for job, copy in zip(jobs, copies, strict=True):
+            job.output = copy.output
+
+    sources = []
+    for run_dir in reasoning_from:
+        if not (Path(run_dir) / "store.sqlite").is_file():
+            raise UserError(f"--reasoning-from {run_dir}: no result store (store.sqlite) there")
+        sources.append(ResultStore(run_dir))
+    try:
+        score_jobs(backend, [j for call in _calls(pending) for j in call], store, reasoning_key, generate,
+                   on_done, reasoning_stores=sources)
+    finally:
+        for source in sources:
+            source.close()
+
+
 def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] | None = None,
              formats: Sequence[str] | None = None, limit: int | None = None,
              batch_size: int | str = "auto", concurrency: int = 8,
              conditions: Sequence[str] | None = None, progress: bool = True,
-             backend: Backend | None = None, base_url: str | None = None, force: bool = False) -> RunSummary:
+             backend: Backend | None = None, base_url: str | None = None, force: bool = False,
+             answer: str = "generate", reasoning_from: Sequence[Path] = ()) -> RunSummary:
     from framebench.paths import check_out_folder
     from framebench.runinfo import check_reuse
 
     started, t0 = now_iso(), time.perf_counter()
+    if answer not in ANSWER_MODES:
+        raise UserError(f"--answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
+    constrained = answer == "constrained"
     data, out = Path(data), check_out_folder(Path(out))
     items_path = data / ITEMS_FILE if data.is_dir() else data
     every = select_items(read_items(items_path), tasks, formats, None)
@@ -240,6 +306,8 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
     dataset_hash = file_sha256(items_path)
     selection = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
                  "conditions": sorted({j.condition.name for j in jobs if j.condition is not None})}
+    if constrained:
+        selection["answer"] = answer  # generate keeps its earlier run ids
     identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
                 "dataset_hash": dataset_hash, "selection": selection}
     check_reuse(out, identity, force)  # before any model is loaded
@@ -257,11 +325,14 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         backend = load_backend(model, **options)
     spec = backend.spec
     fingerprint = backend.fingerprint()
-    decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
+    if constrained:
+        from text_eval.constrained import job_choices, scoring_settings
+    decodings = sorted({stable_json(scoring_settings(j) if constrained else j.decoding.as_dict()) for j in jobs})
     run_id = f"{_model_slug(spec)}-{sha256(stable_json([fingerprint, dataset_hash, selection, decodings]))[:12]}"
 
     for job in jobs:
-        job.key = result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+        job.key = result_key(fingerprint, job.record_id, job.chat,
+                             scoring_settings(job) if constrained else job.decoding.as_dict())
     out.mkdir(parents=True, exist_ok=True)
     store = ResultStore(out)
     try:
@@ -269,7 +340,10 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         for job in jobs:
             if job.key in found:
                 job.output = found[job.key]["output"]
-        pending = [j for j in jobs if j.output is None]
+                if constrained:  # the store sorts keys: restore the allowed order (tie-breaks)
+                    stored = found[job.key]["probs"]
+                    job.probs = {a: stored[a] for a in job_choices(job) if a in stored}
+        pending = [j for j in jobs if (j.probs if constrained else j.output) is None]
         n_cached = len(jobs) - len(pending)
         failures = sum(_is_failure(j) for j in jobs if j.output is not None)
 
@@ -282,12 +356,14 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
             reporter.advance(len(done), **{"parse failures": failures})
 
         with reporter:
-            if pending:
+            if pending and constrained:
+                _score_pending(backend, pending, store, on_done, fingerprint, reasoning_from)
+            elif pending:
                 _generate_pending(backend, pending, store, on_done)
     finally:
         store.close()
 
-    rows = [make_record(j, run_id, spec) for j in jobs]
+    rows = [make_record(j, run_id, spec, answer) for j in jobs]
     rec.write_records(rows, out)
     write_text_atomic("".join(json.dumps({"item_id": j.record_id, "prompt": j.prompt}, ensure_ascii=False) + "\n"
                               for j in jobs), out / PROMPTS_FILE)
@@ -302,5 +378,6 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         chat_template_hash=info.get("chat_template_hash", ""), backend=info,
         data=str(items_path), selection=selection, n_records=len(rows), n_generated=len(pending),
         n_from_store=n_cached, parse_counts=parse_counts, seconds=round(seconds, 3), identity=identity,
+        answer_mode=answer,
     )
     return RunSummary(out, run_id, len(rows), len(pending), n_cached, parse_counts, seconds)

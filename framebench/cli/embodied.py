@@ -6,8 +6,8 @@ import typer
 
 
 def embodied(
-    planner: str = typer.Option(..., "--planner", help="oracle, script:FILE, hf:PATH, openai:NAME or smollm2 "
-                                 "(framebench list planners)."),
+    planner: str = typer.Option(..., "--planner", help="oracle, script:FILE, hf:PATH, openai:NAME, smollm2 "
+                                 "or choice:MODEL (framebench list planners)."),
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
     backend: str = typer.Option("symbolic", "--backend", help="Simulator: symbolic or habitat."),

@@ -64,6 +64,7 @@ def planners() -> list[Entry]:
         ("oracle", "the reference plan from the episode's own goal (no model)"),
         ("script:FILE", "replays {episode_id: [actions]} from a JSON file"),
         *llm,
+        ("choice:MODEL", "scores the simulator-valid actions under an hf:/smollm2 model, runs the best"),
     ]
 
 

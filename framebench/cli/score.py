@@ -45,7 +45,10 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
             raise UserError(f"{run_dir}: no such run folder")
         frames.append(read_records(run_dir))
         prompts.update(read_prompts(run_dir))
+    from framebench.scoring.susceptibility import label_answer_modes
+
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    df = label_answer_modes(df)  # a model's constrained rows are scored as their own model
     df.attrs["run_dirs"] = [(str(d), len(f)) for d, f in zip(run_dirs, frames, strict=True)]
     dup = df.duplicated(DUPLICATE_KEY, keep="first")
     if dup.any():

@@ -18,6 +18,7 @@ from framebench.scoring.embodied import score_embodied
 from framebench.scoring.framingqa import score_framingqa
 from framebench.scoring.headline import score_headline
 from framebench.scoring.omit import score_omit
+from framebench.scoring.susceptibility import label_answer_modes, score_susceptibility
 
 
 def jsonable(value: Any) -> Any:
@@ -49,6 +50,7 @@ def _omit_analysis(df: pd.DataFrame) -> Any:
 
 def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
     """The report.json structure for a records frame (see the module docstring)."""
+    df = label_answer_modes(df)
     report: dict[str, Any] = {}
     framingqa = score_framingqa(df, n_resamples=n_resamples)
     if framingqa:
@@ -63,4 +65,7 @@ def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
         if analysis is not None:
             omit["analysis"] = analysis
         report["omit"] = omit
+    susceptibility = score_susceptibility(df, n_resamples=n_resamples)
+    if susceptibility:
+        report["susceptibility"] = susceptibility
     return jsonable(report)

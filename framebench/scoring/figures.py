@@ -274,4 +274,8 @@ def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
     if report.get("omit"):
         figures.append(("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(report["omit"])))
     figures += omit_analysis_figures(report)
+    if report.get("susceptibility"):
+        from framebench.scoring.susceptibility_report import susceptibility_figure
+
+        figures.append(("Framing susceptibility: shift of P(gold), with 95 % intervals", susceptibility_figure(report)))
     return [(title, fig) for title, fig in figures if fig is not None]

@@ -472,6 +472,12 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
         sections.append(Section("FramingQA robotics (embodied)", tables))
     if report.get("omit"):
         sections.append(Section("OMIT", omit_tables(report["omit"])))
+    if report.get("susceptibility"):
+        from framebench.scoring.susceptibility_report import susceptibility_section
+
+        section = susceptibility_section(report)
+        if section is not None:
+            sections.append(section)
     return sections
 
 
