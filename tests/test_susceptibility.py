@@ -118,7 +118,7 @@ def test_markdown_and_html_show_the_section(records):
     report = compute_report(records, n_resamples=100)
     md = render_markdown(report)
     assert "Framing susceptibility" in md and "How to read" in md
-    assert "| m [constrained] | finance | mc | Root | incorrect | -25.0 (-30.0, -20.0) | 55.0 | 30.0 | 2 |" in md
+    assert "| m \\[constrained\\] | finance | mc | Root | incorrect | -25.0 (-30.0, -20.0) | 55.0 | 30.0 | 2 |" in md
     html = render_html(report, label_answer_modes(records))
     assert "Framing susceptibility: shift of P(gold)" in html and "data:image/png;base64," in html
     json.dumps(report)

@@ -34,15 +34,18 @@ def test_baseline_constrained_rows_carry_mode_and_probabilities(data_dir, tmp_pa
     assert info["answer_mode"] == "constrained"
 
 
-def test_modes_never_share_store_entries_or_run_ids(data_dir, tmp_path):
+def test_modes_never_share_store_entries_or_run_ids(data_dir, tmp_path, capsys):
     out = tmp_path / "run"
     assert _cli("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
                 "--quiet") == 0
     gen = read_records(out)
     with ResultStore(out) as store:
         n_generate = len(store)
-    assert _cli("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
-                "--answer", "constrained", "--quiet") == 0
+    args = ("text", "--model", "baseline:always-yes", "--data", str(data_dir), "--out", str(out),
+            "--answer", "constrained", "--quiet")
+    assert _cli(*args) == 2  # a folder holds one mode's run
+    assert "selection.answer" in capsys.readouterr().err
+    assert _cli(*args, "--force") == 0
     con = read_records(out)
     with ResultStore(out) as store:
         assert len(store) == 2 * n_generate  # nothing served across modes
