@@ -22,7 +22,7 @@ DEMO = REPO / "datasets" / "demo"
 
 
 def demo_steps(out: Path, model: str, planner_replans: int,
-               choice_replans: int = 14) -> list[tuple[str, list[str]]]:
+               choice_replans: int = 14, choice_episodes: int = 2) -> list[tuple[str, list[str]]]:
     """(title, CLI arguments) for each run of the demo, in order."""
     runs = out / "runs"
     fqa, omit, robotics = DEMO / "framingqa", DEMO / "omit", DEMO / "robotics"
@@ -50,7 +50,7 @@ def demo_steps(out: Path, model: str, planner_replans: int,
           str(planner_replans), "--out", str(runs / "embodied-model")]),
         ("Robotics, choice:" + model + " planner (scores the valid actions)",
          ["embodied", "--planner", f"choice:{model}", "--episodes", episodes, "--max-replans",
-          str(choice_replans), "--out", str(runs / "embodied-choice")]),
+          str(choice_replans), "--limit", str(choice_episodes), "--out", str(runs / "embodied-choice")]),
     ]
 
 
@@ -59,6 +59,8 @@ def demo(
     model: str = typer.Option("smollm2", "--model", help="Model spec for every step (default: the packaged SmolLM2)."),
     planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
     choice_replans: int = typer.Option(14, "--choice-replans", help="Replan cap for the choice planner in the demo."),
+    choice_episodes: int = typer.Option(2, "--choice-episodes", min=1,
+                                        help="Demo episodes the choice planner runs (7 variants each)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
     from framebench.cli import app
@@ -75,7 +77,7 @@ def demo(
         raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()
     run_dirs: list[str] = []
-    for title, args in demo_steps(out, model, planner_replans, choice_replans):
+    for title, args in demo_steps(out, model, planner_replans, choice_replans, choice_episodes):
         console.rule(f"[bold]{title}")
         step = time.perf_counter()
         app(args=args, prog_name="framebench", standalone_mode=False)
