@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from partnr_helpers import fake_habitat_llm
 
 from embodied.episodes import write_episodes
 from embodied.generator import make_episode
@@ -179,23 +180,7 @@ def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     from partnr_adapters import habitat_backend
     from partnr_adapters.habitat_backend import run_habitat
 
-    fake = tmp_path / "fake" / "habitat_llm" / "examples"
-    fake.mkdir(parents=True)
-    (fake.parent / "__init__.py").write_text("")
-    (fake / "__init__.py").write_text("")
-    (fake / "planner_demo.py").write_text(
-        "import json, os, sys, gzip\n"
-        "kv = dict(a.split('=', 1) for a in sys.argv[1:] if '=' in a and not a.startswith('--'))\n"
-        "eps = json.loads(gzip.decompress(open(kv['habitat.dataset.data_path'], 'rb').read()))['episodes']\n"
-        "d = os.path.join(kv['paths.results_dir'], os.path.basename(kv['habitat.dataset.data_path']), 'stats')\n"
-        "os.makedirs(d, exist_ok=True)\n"
-        "for i in json.loads(kv['+episode_indices']):\n"
-        "    e = eps[i]['episode_id']\n"
-        "    pc = 1.0 if e.endswith('neutral') else 0.5\n"
-        "    s = {'task_percent_complete': pc, 'task_state_success': float(pc == 1.0), 'sim_step_count': 7,"
-        " 'replanning_count_0': 2}\n"
-        "    json.dump({'success': True, 'stats': json.dumps(s)}, open(os.path.join(d, e + '.json'), 'w'))\n"
-    )
+    fake = fake_habitat_llm(tmp_path)
     python = tmp_path / "habitat-python"  # the container's interpreter, with habitat_llm on its path
     python.write_text(f"#!/bin/sh\nPYTHONPATH={fake.parent.parent}:$PYTHONPATH exec {sys.executable} \"$@\"\n")
     python.chmod(0o755)

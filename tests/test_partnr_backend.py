@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from partnr_helpers import fake_habitat_llm
 
 from framebench.errors import UserError
 from framebench.records import read_records
@@ -103,26 +104,10 @@ def test_docker_command_mounts_gpu_graphics_and_hides_key(tmp_path, monkeypatch)
 
 def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path, capfd):
     """FRAMEBENCH_HABITAT_PYTHON path: the driver runs against a stand-in planner_demo, then ingest."""
-    fake = tmp_path / "fake" / "habitat_llm" / "examples"
-    fake.mkdir(parents=True)
-    (fake.parent / "__init__.py").write_text("")
-    (fake / "__init__.py").write_text("")
-    (fake / "planner_demo.py").write_text(
-        "import json, os, sys, gzip\n"
-        "kv = dict(a.split('=', 1) for a in sys.argv[1:] if '=' in a and not a.startswith('--'))\n"
-        "eps = json.loads(gzip.decompress(open(kv['habitat.dataset.data_path'], 'rb').read()))['episodes']\n"
-        "d = os.path.join(kv['paths.results_dir'], os.path.basename(kv['habitat.dataset.data_path']), 'stats')\n"
-        "os.makedirs(d, exist_ok=True)\n"
-        "for i in json.loads(kv['+episode_indices']):\n"
-        "    e = eps[i]['episode_id']\n"
-        "    pc = 1.0 if e.endswith('neutral') else 0.5\n"
-        "    s = {'task_percent_complete': pc, 'task_state_success': float(pc == 1.0), 'sim_step_count': 7,"
-        " 'replanning_count_0': 2}\n"
-        "    json.dump({'success': True, 'stats': json.dumps(s)}, open(os.path.join(d, e + '.json'), 'w'))\n"
-    )
+    fake = fake_habitat_llm(tmp_path)
     monkeypatch.setattr(habitat_backend.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", sys.executable)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     report = run_habitat("openai:m", episodes_file(tmp_path), tmp_path / "run",
                          base_url="http://127.0.0.1:1/v1", batch_size=4)
     assert report.rows == 7 and report.finished == 7 and not report.problems

@@ -4,17 +4,13 @@ a real headless chromium and read back the DOM it built."""
 
 from __future__ import annotations
 
-import os
 import random
 import re
-import shutil
-import subprocess
-from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from browser_helpers import DomSummary, chromium_binary, dump_dom
 
 from framebench.records import make_row
 from framebench.scoring.html import TITLE, drilldown, render_html
@@ -194,14 +190,6 @@ def test_untrusted_text_is_escaped_in_the_markup():
 # ---------------------------------------------------------------- headless chromium
 
 
-def chromium_binary() -> str | None:
-    for name in (os.environ.get("FRAMEBENCH_CHROMIUM", ""), "chromium", "chromium-browser",
-                 "google-chrome"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 @pytest.fixture(scope="module")
 def chromium() -> str:
     binary = chromium_binary()
@@ -211,51 +199,13 @@ def chromium() -> str:
     return binary
 
 
-def dump_dom(chromium: str, page: Path, profile: Path) -> str:
-    """The DOM chromium built for a page, after scripts and image errors had their chance."""
-    result = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True)
-    return result.stdout
-
-
-class DomSummary(HTMLParser):
-    """The title, every img's src, every table cell's text, and all text of a DOM dump."""
-
-    def __init__(self, dom: str) -> None:
-        super().__init__()
-        self.title, self.img_srcs, self.cells, self.text = "", [], [], []
-        self._in: list[str] = []
-        self.feed(dom)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "img":
-            self.img_srcs.append(dict(attrs).get("src") or "")
-        self._in.append(tag)
-        if tag in ("td", "th"):
-            self.cells.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._in:
-            while self._in.pop() != tag:
-                pass
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if "title" in self._in:
-            self.title += data
-        if self._in and ("td" in self._in or "th" in self._in) and self.cells:
-            self.cells[-1] += data
-
-
 @pytest.mark.browser
 def test_browser_harness_detects_script_execution(chromium, tmp_path):
     """Control: the same payload left unescaped does run in this browser, so the escaping test
     below can fail."""
     page = tmp_path / "unsafe.html"
     page.write_text(f"<html><head><title>{TITLE}</title></head><body>{PAYLOAD}</body></html>")
-    dom = DomSummary(dump_dom(chromium, page, tmp_path / "profile"))
+    dom = DomSummary(dump_dom(chromium, page.as_uri(), tmp_path / "profile"))
     assert dom.title == "pwned"
     assert "x" in dom.img_srcs
 
@@ -266,7 +216,7 @@ def test_browser_renders_tables_and_runs_nothing(chromium, tmp_path):
                          demo_records(contexts=2, episodes=2, scenarios=3)], ignore_index=True)
     page = tmp_path / "report.html"
     page.write_text(render_html(REPORT, records, {"item-1": f"Q {SCRIPT_PAYLOAD}"}), encoding="utf-8")
-    dom = DomSummary(dump_dom(chromium, page, tmp_path / "profile"))
+    dom = DomSummary(dump_dom(chromium, page.as_uri(), tmp_path / "profile"))
     assert dom.title == TITLE
     assert "x" not in dom.img_srcs
     assert all(src.startswith("data:image/png;base64,") for src in dom.img_srcs) and dom.img_srcs

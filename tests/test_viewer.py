@@ -5,17 +5,15 @@ untrusted output is shown as text. The browser tests start the real command on a
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser_helpers import DomSummary, chromium_binary, dump_dom
 
 from framebench.records import make_row, write_records
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
@@ -262,50 +260,10 @@ def served(runs) -> Iterator[str]:
 
 
 def _chromium() -> str:
-    for name in (os.environ.get("FRAMEBENCH_CHROMIUM", ""), "chromium", "chromium-browser",
-                 "google-chrome"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    pytest.skip("headless chromium not found (Debian: apt-get install -y chromium)")
-
-
-def dump_dom(url: str, profile: Path) -> str:
-    """The DOM chromium built for a page, after scripts had their chance to run."""
-    result = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120, check=True)
-    return result.stdout
-
-
-class Dom(HTMLParser):
-    """The title, the ids of elements, the text of every records-table row and of all cells."""
-
-    def __init__(self, dom: str) -> None:
-        super().__init__()
-        self.title, self.ids, self.rows, self.text = "", set(), [], []
-        self._in: list[str] = []
-        self.feed(dom)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attributes = dict(attrs)
-        if attributes.get("id"):
-            self.ids.add(attributes["id"])
-        if tag == "tr" and attributes.get("class") == "record":
-            self.rows.append("")
-        self._in.append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._in:
-            while self._in.pop() != tag:
-                pass
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if "title" in self._in:
-            self.title += data
-        if "tr" in self._in and self.rows:
-            self.rows[-1] += data
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip("headless chromium not found (Debian: apt-get install -y chromium)")
+    return binary
 
 
 @pytest.mark.browser
@@ -322,7 +280,7 @@ def test_browser_control_detects_unescaped_output(runs, tmp_path, monkeypatch):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        dom = Dom(dump_dom(f"http://127.0.0.1:{server.server_port}/?q=pwned", tmp_path / "p"))
+        dom = DomSummary(dump_dom(_chromium(), f"http://127.0.0.1:{server.server_port}/?q=pwned", tmp_path / "p"))
     finally:
         server.shutdown()
         thread.join(timeout=10)
@@ -332,17 +290,17 @@ def test_browser_control_detects_unescaped_output(runs, tmp_path, monkeypatch):
 
 @pytest.mark.browser
 def test_browser_pages_load_filter_and_show_output_as_text(served, tmp_path):
-    everything = Dom(dump_dom(served, tmp_path / "p1"))
+    everything = DomSummary(dump_dom(_chromium(), served, tmp_path / "p1"))
     assert everything.title == "framebench results"
     assert len(everything.rows) == 28
-    narrowed = Dom(dump_dom(served + "?model=m-b&correct=no", tmp_path / "p2"))
+    narrowed = DomSummary(dump_dom(_chromium(), served + "?model=m-b&correct=no", tmp_path / "p2"))
     assert len(narrowed.rows) == 6
     assert all(row.strip().startswith("m-b") and row.count("✗") == 1 for row in narrowed.rows)
     # the page holding the payload: shown as text, nothing ran, nothing was injected
-    context = Dom(dump_dom(served + "context?suite=framingqa&id=c2", tmp_path / "p3"))
+    context = DomSummary(dump_dom(_chromium(), served + "context?suite=framingqa&id=c2", tmp_path / "p3"))
     assert context.title.startswith("c2 · ")
     assert SCRIPT_PAYLOAD in "".join(context.text) and MARKUP_PAYLOAD in "".join(context.text)
     assert "injected" not in context.ids and "pwned" not in context.title
-    searched = Dom(dump_dom(served + "?q=pwned", tmp_path / "p4"))
+    searched = DomSummary(dump_dom(_chromium(), served + "?q=pwned", tmp_path / "p4"))
     assert len(searched.rows) == 1 and SCRIPT_PAYLOAD in searched.rows[0]
     assert "injected" not in searched.ids and "pwned" not in searched.title
