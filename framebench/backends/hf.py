@@ -56,6 +56,16 @@ def _fingerprint_cache_file() -> Path:
     return cache_root() / "weight-hashes.json"
 
 
+def engine_fingerprint(engine: str, weights_hash: str, template_hash: str) -> str:
+    """What a local model's answers depend on: the engine, its weights and its chat template."""
+    return f"{engine}:weights={weights_hash}:template={template_hash}"
+
+
+def model_weights_hash(model_dir: str | Path) -> str:
+    """One hash over every weight file of a local model folder."""
+    return text_sha256(json.dumps(weights_hashes(model_dir), sort_keys=True))
+
+
 def weights_hashes(model_dir: str | Path) -> dict[str, str]:
     """sha256 of each weights file in a model folder, cached by (path, size, mtime)."""
     from framebench.runinfo import file_sha256, write_json_atomic
@@ -319,12 +329,12 @@ class HFBackend:
 
     # ---- identity -------------------------------------------------------------------------
     def weights_hash(self) -> str:
-        return text_sha256(json.dumps(weights_hashes(self.model_dir), sort_keys=True))
+        return model_weights_hash(self.model_dir)
 
     def fingerprint(self) -> str:
         """Weights hash and chat-template hash, both of which change what the model answers."""
         if self._fingerprint is None:
-            self._fingerprint = f"hf:weights={self.weights_hash()}:template={self.chat_template_hash}"
+            self._fingerprint = engine_fingerprint("hf", self.weights_hash(), self.chat_template_hash)
         return self._fingerprint
 
     def info(self) -> dict[str, str]:

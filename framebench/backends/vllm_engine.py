@@ -80,13 +80,15 @@ class VLLMBackend:
 
     # ---- identity -------------------------------------------------------------------------
     def weights_hash(self) -> str:
-        from framebench.backends.hf import text_sha256, weights_hashes
+        from framebench.backends.hf import model_weights_hash
 
-        return text_sha256(json.dumps(weights_hashes(self.model_dir), sort_keys=True))
+        return model_weights_hash(self.model_dir)
 
     def fingerprint(self) -> str:
+        from framebench.backends.hf import engine_fingerprint
+
         if self._fingerprint is None:
-            self._fingerprint = f"vllm:weights={self.weights_hash()}:template={self.chat_template_hash}"
+            self._fingerprint = engine_fingerprint("vllm", self.weights_hash(), self.chat_template_hash)
         return self._fingerprint
 
     def info(self) -> dict[str, str]:

@@ -88,21 +88,10 @@ class GroupView:
     contexts: list[ContextView] = field(default_factory=list)
     key: tuple[str, str, str, str] = ("", "", "", "")  # model, suite, task, format
 
-    @property
-    def model(self) -> str:
-        return self.key[0]
-
-    @property
-    def suite(self) -> str:
-        return self.key[1]
-
-    @property
-    def task(self) -> str:
-        return self.key[2]
-
-    @property
-    def format(self) -> str:
-        return self.key[3]
+    model = property(lambda self: self.key[0])
+    suite = property(lambda self: self.key[1])
+    task = property(lambda self: self.key[2])
+    format = property(lambda self: self.key[3])
 
     @property
     def omitted(self) -> int:
