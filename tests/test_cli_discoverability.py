@@ -53,7 +53,8 @@ def test_list_engines_and_planners(capsys):
     assert {"baseline:always-yes", "baseline:always-no", "baseline:random",
             "symbolic", "habitat"} <= set(engines)
     planners = [name for name, _ in _listing("planners", capsys)]
-    assert planners == ["oracle", "script:FILE", "smollm2", "hf:<path or hub id>", "openai:<model>"]
+    assert planners == ["oracle", "script:FILE", "smollm2", "hf:<path or hub id>", "openai:<model>",
+                        "vllm:<path or hub id>"]
 
 
 def test_every_listed_planner_kind_is_accepted_and_baselines_are_not():

