@@ -150,8 +150,8 @@ def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, orac
         watcher[0].join(timeout=5)
         assert len(watcher) == 2, f"trial {trial}: no worker was killed"
         assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
-        # what the dead worker stored of its unit in flight is served from its shard, not redone;
-        # finished units are never redone: the workers ran between total and total + 7 variants
+        # finished units are never redone; the unit in flight (one episode here, committed as a
+        # whole) is redone unless the worker died after committing it: total - 7 .. total variants
         assert total - 7 <= executor["generated"] <= total, (trial, executor)
         assert_same_records(oracle12_local, out)
 
