@@ -53,6 +53,7 @@ class EmbodiedWorker:
         t0 = time.perf_counter()
         if self.planner is None:
             self._setup()
+        setup = time.perf_counter() - t0
         _, _, out, replan_cap, partnr_compat = self.args
         self.store.look_elsewhere = look_elsewhere
         generated = 0
@@ -62,7 +63,8 @@ class EmbodiedWorker:
                                          partnr_compat)[1]
         meta = {"spec": self.planner.spec, "fingerprint": self.planner.fingerprint(),
                 "settings": self.planner.settings(), "uses_cap": self.planner.uses_cap}
-        return UnitResult(len(VARIANTS) * (bounds[1] - bounds[0]), generated, meta, time.perf_counter() - t0)
+        return UnitResult(len(VARIANTS) * (bounds[1] - bounds[0]), generated, meta, time.perf_counter() - t0,
+                          setup)
 
 
 class StoredPlanner:
