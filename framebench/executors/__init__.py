@@ -5,9 +5,10 @@ embodied: whole episodes with all 7 framings, several per unit for cheap planner
 PARTNR: the container driver's batches), sends them to long-lived worker actors, and each worker
 writes what it finishes into its own store shard under ``RUN_DIR/shards/``. When every unit is
 done the driver merges the shards into ``RUN_DIR/store.sqlite`` and writes ``records.parquet``,
-``prompts.jsonl`` and ``run.json`` with the same code as a local run, so the records are identical. A worker killed mid-unit loses only its unit's unstored work (the unit
-is retried on a fresh worker, which serves what the dead one stored from its shard); a re-run after
-the driver was killed serves everything the shards hold.
+``prompts.jsonl`` and ``run.json`` with the same code as a local run, so the records are identical.
+A worker killed mid-unit loses only its unit's unstored work (the unit is retried on a fresh
+worker, which serves what the dead one stored from its shard); a re-run after the driver was
+killed serves everything the shards hold.
 """
 
 from __future__ import annotations
