@@ -47,12 +47,12 @@ class EmbodiedWorker:
 
     def run_unit(self, index: int, look_elsewhere: bool = True, bounds: tuple[int, int] = (0, 0)) -> UnitResult:
         """Run episodes ``bounds[0]..bounds[1]-1``, committing each episode's results together."""
+        t0 = time.perf_counter()
+        if self.planner is None:
+            self._setup()  # the first unit also pays the imports below (the simulator's modules)
         from embodied.framing import VARIANTS
         from embodied.runner import run_episode
 
-        t0 = time.perf_counter()
-        if self.planner is None:
-            self._setup()
         setup = time.perf_counter() - t0
         _, _, out, replan_cap, partnr_compat = self.args
         self.store.look_elsewhere = look_elsewhere
