@@ -4,19 +4,20 @@ Workloads: the oracle planner over the 162-episode robotics build (x 7 framings 
 units of whole episodes packed by cost: about 0.1 s of work each, at least 4 per worker, see
 framebench/executors/packing.py) and ``baseline:random`` over the full FramingQA build made from
 ../shared/data (units of whole contexts, about 256 items each). Every run starts from an empty run
-folder; Ray runs include the workers' start, the merge of the shards and writing the run folder.
+folder; Ray runs include the workers' start, the merge of the shards and writing the run folder,
+and each starts, as right after ``ray.init``, with two idle Ray worker processes (``warm_pool``).
 
 Prints per run: wall seconds, items/s, and for Ray the units (and episodes per unit), the pool's
-wall time, the time spent inside units, the scheduling overhead ``wall x workers - time inside
-units`` in total and per unit (what the units cost beyond their own work: worker start, dispatch,
-result transfer and the idle tail), and the merge + run-folder write on the driver; then where the
-CPU went during the run (``cpu``: the machine's busy and idle CPU seconds, this driver, its raylet
-and GCS, other processes that outlived the run, and the rest, mostly the Ray workers), since the
-driver, Ray's daemons and the workers share the same cores. Also prints a no-op actor round trip
-and the load average, since the machine may be shared, and for the embodied workload two ceilings
-of the 2-worker speedup: ray-1 with its work inside units halved (Amdahl: worker start and
-setup, the driver's end of the run and the like stay), and how much faster two CPU-bound processes finish
-than one on this machine at that moment.
+wall time, the time spent inside units (and the workers' one-time setup within it), the scheduling
+overhead ``wall x workers - time inside units`` in total and per unit (what the units cost beyond
+their own work: worker start, dispatch, result transfer and the idle tail), and the merge +
+run-folder write on the driver; then where the CPU went during the run (``cpu``: the machine's busy
+and idle CPU seconds, this driver, its raylet and GCS, its Ray workers, other processes, and the
+rest: processes that came and went unseen), since the driver, Ray's daemons and the workers share
+the same cores and the machine may be shared. Also prints a no-op actor round trip, the load
+average, and for the embodied workload two ceilings of the 2-worker speedup: ray-1 with its work
+inside units halved (Amdahl: worker start and setup, the driver's end of the run stay), and how
+much faster two CPU-bound processes finish than one, on this machine at that moment.
 
     python bench/scale_bench.py                          # both workloads (builds FramingQA first)
     python bench/scale_bench.py --framingqa DIR          # reuse a built FramingQA folder
@@ -67,31 +68,49 @@ def cpu_snapshot() -> tuple[float, float, dict[int, tuple[str, int, float]]]:
     return (sum(fields) - idle) / TICK, idle / TICK, procs
 
 
-def cpu_report(before: tuple, after: tuple) -> str:
-    """Where the CPU went between two snapshots: driver, its Ray daemons, other processes, the rest."""
+def cpu_report(before: tuple, after: tuple, seen: dict[int, tuple[str, int, float]]) -> str:
+    """Where the CPU went between two snapshots: this driver, its raylet and GCS, its Ray workers
+    (children of the raylet, sampled while they lived), other processes, and the rest (processes
+    that came and went between samples)."""
     busy, idle = after[0] - before[0], after[1] - before[1]
     me = os.getpid()
-    parts = {"driver": 0.0, "raylet+gcs": 0.0, "other processes": 0.0}
-    for pid, (name, ppid, cpu) in after[2].items():
-        if pid not in before[2]:
-            continue
-        delta = cpu - before[2][pid][2]
+    raylets = {pid for pid, (name, ppid, _) in {**seen, **after[2]}.items() if ppid == me and name == "raylet"}
+    parts = {"driver": 0.0, "raylet+gcs": 0.0, "ray workers": 0.0, "other processes": 0.0}
+    for pid, (name, ppid, cpu) in {**seen, **after[2]}.items():
+        delta = cpu - before[2][pid][2] if pid in before[2] else cpu
         if pid == me:
             parts["driver"] += delta
         elif ppid == me and name in ("raylet", "gcs_server"):
             parts["raylet+gcs"] += delta
-        else:
+        elif ppid in raylets:
+            parts["ray workers"] += delta
+        elif pid in before[2] and pid in after[2]:
             parts["other processes"] += delta
-    parts["rest (workers)"] = busy - sum(parts.values())
+    parts["rest"] = busy - sum(parts.values())
     return (f"cpu: machine busy {busy:.2f} s, idle {idle:.2f} s | "
             + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()))
 
 
 def measured(fn) -> tuple[float, object, str]:
-    """Wall seconds, result and the CPU report of ``fn()``."""
-    before = cpu_snapshot() if Path("/proc/stat").exists() else None
-    seconds, result = timed(fn)
-    return seconds, result, cpu_report(before, cpu_snapshot()) if before else ""
+    """Wall seconds, result and the CPU report of ``fn()`` (processes sampled every 0.1 s)."""
+    import threading
+
+    if not Path("/proc/stat").exists():
+        return (*timed(fn), "")
+    before, seen, done = cpu_snapshot(), {}, threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            seen.update(cpu_snapshot()[2])
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        seconds, result = timed(fn)
+    finally:
+        done.set()
+        sampler.join()
+    return seconds, result, cpu_report(before, cpu_snapshot(), seen)
 
 
 def build_framingqa(out: Path) -> Path:
@@ -121,6 +140,19 @@ def report(name: str, items: int, seconds: float, executor: dict | None, local_s
     return seconds
 
 
+def _pause() -> int:
+    time.sleep(0.2)
+    return os.getpid()
+
+
+def warm_pool(ray, n: int = 2) -> None:
+    """Leave ``n`` started, idle Ray worker processes, as right after ``ray.init``: every Ray run
+    starts from the same state (a run's actors exit with it, so the next run would otherwise
+    start a fresh process for each worker, inside its timing)."""
+    task = ray.remote(num_cpus=1)(_pause)
+    ray.get([task.remote() for _ in range(n)])
+
+
 def bench_embodied(ray, episodes: Path, n_items: int, work: Path) -> dict[str, float]:
     from embodied.planners import load_planner
     from embodied.runner import run
@@ -130,10 +162,11 @@ def bench_embodied(ray, episodes: Path, n_items: int, work: Path) -> dict[str, f
     t_local, _, cpu = measured(lambda: run(load_planner("oracle"), episodes, work / "emb-local", progress=False))
     out = {"local": report("local", n_items, t_local, None, None, cpu)}
     for workers in (1, 2):
+        warm_pool(ray)
         t, executor, cpu = measured(lambda w=workers: run_embodied_ray(
             "oracle", episodes, work / f"emb-ray{w}", replan_cap=25, progress=False, workers=w))
         out[f"ray{workers}"] = report(f"ray-{workers}", n_items, t, executor, t_local, cpu)
-        out[f"ray{workers}_work"] = executor["unit_seconds"] - executor["setup_seconds"]
+        out[f"ray{workers}_work"] = executor["unit_seconds"] - executor.get("setup_seconds", 0)
     return out
 
 
@@ -172,6 +205,7 @@ def bench_text(ray, data: Path, work: Path) -> dict[str, float]:
     n = summary.n_records
     out = {"local": report("local", n, t_local, None, None, cpu)}
     for workers in (1, 2):
+        warm_pool(ray)
         target = work / f"txt-ray{workers}"
         t, _, cpu = measured(lambda w=workers, o=target: run_text_ray("baseline:random", data, o, progress=False,
                                                                       workers=w))
