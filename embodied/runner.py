@@ -159,28 +159,36 @@ def embodied_run_id(planner: str, fingerprint: str, dataset_hash: str, settings:
 
 def episode_keys(episode: dict[str, Any], fingerprint: str,
                  settings: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """Per variant item id: (store key, framed instruction)."""
-    from framebench.store import result_key
+    """Per variant item id: (store key, framed instruction).
+
+    The key is ``result_key(fingerprint, iid, {"instruction": framed, "episode": episode}, settings)``;
+    the episode's JSON (the bulk of that prompt) is serialised once for all 7 variants."""
+    from framebench.store import key_from_prompt_hash, sha256, stable_json
 
     keys, framed = {}, {}
+    episode_json = stable_json(episode)
     for bias, level in VARIANTS:
         iid = item_id(episode["episode_id"], bias, level)
         framed[iid] = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
-        keys[iid] = result_key(fingerprint, iid, {"instruction": framed[iid], "episode": episode}, settings)
+        prompt_json = f'{{"episode":{episode_json},"instruction":{stable_json(framed[iid])}}}'
+        keys[iid] = key_from_prompt_hash(fingerprint, iid, sha256(prompt_json), settings)
     return keys, framed
 
 
 def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path, settings: dict[str, Any],
                 replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
                 on_round: Callable[[int, int], None] | None = None,
-                on_stored: Callable[[int], None] | None = None) -> tuple[dict[str, dict[str, Any]], int]:
+                on_stored: Callable[[int], None] | None = None,
+                keys: dict[str, str] | None = None) -> tuple[dict[str, dict[str, Any]], int]:
     """Run the variants of one episode the store lacks, storing each as it finishes (its log goes to
-    ``out/episodes``). ``on_stored(n)`` hears how many variants the store already held.
+    ``out/episodes``). ``on_stored(n)`` hears how many variants the store already held; ``keys``
+    are the episode's store keys when the caller has them (from :func:`episode_keys`).
     Returns ({item id: result fields} for all 7 variants, how many were run)."""
     from framebench.paths import child_path
     from framebench.runinfo import write_json_atomic
 
-    keys, _ = episode_keys(episode, planner.fingerprint(), settings)
+    if keys is None:
+        keys, _ = episode_keys(episode, planner.fingerprint(), settings)
     found = store.get_many(keys.values())
     pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in found]
     if len(pending) < len(VARIANTS) and on_stored is not None:
@@ -200,15 +208,16 @@ def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path
 
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
-        identity: dict[str, Any] | None = None) -> Path:
-    """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl."""
+        identity: dict[str, Any] | None = None, parsed: list[dict[str, Any]] | None = None) -> Path:
+    """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl.
+    ``parsed``: the episode file's episodes when the caller has already read them."""
     from embodied.suite import episode_row
     from framebench.console import ProgressReporter
     from framebench.runinfo import file_sha256, now_iso
     from framebench.runs import EPISODE_LOGS, RunInfo, write_run
     from framebench.store import ResultStore
 
-    episodes = read_episodes(episodes_file)[:limit]
+    episodes = (read_episodes(episodes_file) if parsed is None else parsed)[:limit]
     started = now_iso()
     out.mkdir(parents=True, exist_ok=True)
     (out / EPISODE_LOGS).mkdir(exist_ok=True)
@@ -228,10 +237,11 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
 
     with ResultStore(out) as store, reporter:
         for episode in episodes:
-            _, framed = episode_keys(episode, fingerprint, settings)
+            keys, framed = episode_keys(episode, fingerprint, settings)
             prompts.extend(framed.items())
             results, _ = run_episode(episode, planner, store, out, settings, replan_cap, partnr_compat,
-                                     on_round=on_round, on_stored=reporter.skip)  # skip: served from the store
+                                     on_round=on_round, on_stored=reporter.skip,  # skip: served from the store
+                                     keys=keys)
             for bias, level in VARIANTS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = results[iid]

@@ -32,7 +32,11 @@ def sha256(text: str) -> str:
 
 def result_key(fingerprint: str, item_id: str, prompt: Any, decoding: Mapping[str, Any]) -> str:
     """The store key: sha256 over (model fingerprint, item id, prompt hash, decoding parameters)."""
-    prompt_hash = sha256(stable_json(prompt))
+    return key_from_prompt_hash(fingerprint, item_id, sha256(stable_json(prompt)), decoding)
+
+
+def key_from_prompt_hash(fingerprint: str, item_id: str, prompt_hash: str, decoding: Mapping[str, Any]) -> str:
+    """:func:`result_key` given ``sha256(stable_json(prompt))`` already computed."""
     return sha256(stable_json([fingerprint, item_id, prompt_hash, dict(decoding)]))
 
 

@@ -182,3 +182,19 @@ def test_habitat_backend_is_called_lazily(tmp_path, monkeypatch):
     assert seen["planner"] == "oracle" and seen["episodes"] == DEMO and seen["replanning_threshold"] == 7
     assert cli(["embodied", "--planner", "oracle", "--episodes", str(DEMO), "--out", str(tmp_path / "h"),
                 "--backend", "mujoco"]) == 2
+
+
+def test_episode_keys_equal_result_key_of_the_full_prompt():
+    """episode_keys serialises the episode once for all 7 variants; the keys must stay those of
+    result_key over {"instruction", "episode"}, or resumed runs would miss their stored results."""
+    from framebench.store import result_key
+
+    episodes = read_episodes(DEMO)
+    odd = json.loads(json.dumps(episodes[0]))
+    odd["instruction"] = "Bring the café mug \u2014 \"quoted\" \\ and \u2028 too"
+    for episode in [*episodes, odd]:
+        keys, framed = runner.episode_keys(episode, "fp-1", {"replan_cap": 25, "z": [1, None]})
+        assert len(keys) == 7
+        for iid, instruction in framed.items():
+            prompt = {"instruction": instruction, "episode": episode}
+            assert keys[iid] == result_key("fp-1", iid, prompt, {"replan_cap": 25, "z": [1, None]})

@@ -100,6 +100,7 @@ def test_demo_episodes_oracle_equal_local(cluster, tmp_path):
     executor = run_embodied_ray("oracle", DEMO_EPISODES, tmp_path / "ray", replan_cap=25, progress=False)
     assert_same_records(tmp_path / "local", tmp_path / "ray")
     assert executor["units"] == 4 and executor["items"] == 28 and executor["generated"] == 28
+    assert executor["episodes_per_unit"] == 1  # 4 episodes, 2 workers: too few to pack
     logs = sorted(p.name for p in (tmp_path / "ray" / "episodes").iterdir())
     assert logs == sorted(p.name for p in (tmp_path / "local" / "episodes").iterdir()) and len(logs) == 28
 
@@ -149,10 +150,33 @@ def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, orac
         watcher[0].join(timeout=5)
         assert len(watcher) == 2, f"trial {trial}: no worker was killed"
         assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
-        # what the dead worker stored of its unit in flight is served from its shard, not redone;
-        # finished units are never redone: the workers ran between total and total + 7 variants
+        # finished units are never redone; the unit in flight (one episode here, committed as a
+        # whole) is redone unless the worker died after committing it: total - 7 .. total variants
         assert total - 7 <= executor["generated"] <= total, (trial, executor)
         assert_same_records(oracle12_local, out)
+
+
+def test_multi_episode_units_sigkill_a_worker_mid_unit(cluster, tmp_path, episodes12, oracle12_local):
+    """Units of 3 episodes ([0:3], [3:6], [6:9], [9:12]): a worker killed mid-unit loses only the
+    episodes of its unit it had not committed; the unit is retried whole, each episode stored once."""
+    rng = random.Random(3)
+    total = N_EPISODES * 7
+    for trial in range(3):
+        out = tmp_path / f"trial{trial}"
+        target = rng.choice((1, 2, 4)) * 7  # mid-unit for the worker holding it
+        watcher = _kill_when(out, target, lambda counts: max(counts, key=counts.get), time.monotonic() + 60)
+        executor = run_embodied_ray("oracle", episodes12, out, replan_cap=25, progress=False, episodes_per_unit=3)
+        watcher[0].join(timeout=5)
+        assert len(watcher) == 2, f"trial {trial}: no worker was killed"
+        assert executor["units"] == 4 and executor["episodes_per_unit"] == 3 and executor["items"] == total
+        assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
+        # episodes the killed worker committed are served on the retry, never run twice; at most
+        # its unit (3 episodes) is lost from the count
+        assert total - 3 * 7 <= executor["generated"] <= total, (trial, executor)
+        assert_same_records(oracle12_local, out)
+        with sqlite3.connect(out / "store.sqlite") as db:
+            assert db.execute("SELECT COUNT(*), COUNT(DISTINCT item_id) FROM results").fetchone() == (total, total)
+        assert len(list((out / "episodes").iterdir())) == total
 
 
 def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracle12_local):

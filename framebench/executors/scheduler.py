@@ -26,6 +26,7 @@ class UnitResult:
     generated: int  # of those, produced now (the rest were served from the store or a shard)
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. the model's spec and fingerprint
     seconds: float = 0.0  # time spent inside the unit on the worker
+    setup_seconds: float = 0.0  # of that, the worker's one-time setup (imports, model load), if it ran now
 
 
 @dataclass
@@ -37,12 +38,14 @@ class PoolStats:
     retried_units: int = 0
     seconds: float = 0.0  # driver wall time from the first worker request to the last unit
     unit_seconds: float = 0.0  # sum of the units' own times on their workers
+    setup_seconds: float = 0.0  # of that, the workers' one-time setups
     meta: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"units": self.units, "items": self.items, "generated": self.generated,
                 "worker_deaths": self.worker_deaths, "retried_units": self.retried_units,
-                "seconds": round(self.seconds, 3), "unit_seconds": round(self.unit_seconds, 3)}
+                "seconds": round(self.seconds, 3), "unit_seconds": round(self.unit_seconds, 3),
+                "setup_seconds": round(self.setup_seconds, 3)}
 
 
 def _cause(exc: BaseException) -> BaseException:
@@ -114,6 +117,7 @@ def run_units(ray: Any, make_worker: Callable[[], Any], n_workers: int, unit_siz
                 stats.items += result.items
                 stats.generated += result.generated
                 stats.unit_seconds += result.seconds
+                stats.setup_seconds += result.setup_seconds
                 stats.meta = stats.meta or dict(result.meta)
                 # items the store already held count as served, not toward the rate (as locally)
                 bar.advance(result.generated, units=f"{stats.units}/{len(unit_sizes)}")

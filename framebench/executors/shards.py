@@ -3,6 +3,8 @@
 A worker writes only to its own shard (one SQLite file per worker process, so no two processes
 contend for a write lock) but reads from all of them and from the main store: a unit retried after
 a worker died, or re-run after the driver died, is served what was already stored anywhere.
+Inside :meth:`ShardedStore.batch` writes are committed together when the block ends (one fsync
+per episode instead of one per variant); a worker killed inside the block loses only that block.
 The merge is ``INSERT OR IGNORE`` on the result key, so merging twice never duplicates a result.
 """
 
@@ -10,7 +12,8 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,7 @@ class ShardedStore:
         self.run_dir = Path(run_dir)
         self.own = ResultStore(self.run_dir / SHARDS_DIR / f"{name or uuid.uuid4().hex}.sqlite")
         self.look_elsewhere = True  # False: only this worker's own shard can hold the keys asked for
+        self._pending: list[tuple[str, str, Mapping[str, Any]]] | None = None  # inside batch()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         keys = list(keys)
@@ -48,10 +52,30 @@ class ShardedStore:
         return found
 
     def put(self, key: str, item_id: str, value: Mapping[str, Any]) -> bool:
+        if self._pending is not None:
+            self._pending.append((key, item_id, value))
+            return True
         return self.own.put(key, item_id, value)
 
     def put_many(self, entries: Iterable[tuple[str, str, Mapping[str, Any]]]) -> int:
+        if self._pending is not None:
+            before = len(self._pending)
+            self._pending.extend(entries)
+            return len(self._pending) - before
         return self.own.put_many(entries)
+
+    @contextmanager
+    def batch(self) -> Iterator[ShardedStore]:
+        """Hold the block's writes and commit them in one transaction when it ends without error
+        (a block that raises stores nothing; its work is redone when the unit is retried)."""
+        self._pending = []
+        try:
+            yield self
+            pending, self._pending = self._pending, None
+            if pending:
+                self.own.put_many(pending)
+        finally:
+            self._pending = None
 
     def close(self) -> None:
         self.own.close()
