@@ -201,10 +201,11 @@ def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8,
     from framebench.registry import build_engine, engines_of
 
     check_planner_spec(spec)
-    if spec.partition(":")[0] in engines_of("planner"):
-        if model_args:
+    engine = engines_of("planner").get(spec.partition(":")[0])
+    if engine is not None:
+        if model_args and not engine.options:
             raise UserError(f"--model-arg: planner {spec!r} runs no model")
-        return build_engine(spec, "planner")
+        return build_engine(spec, "planner", model_args)
     from framebench.backends import load_backend
 
     return LLMPlanner(load_backend(spec, **(model_args or {})), max_new_tokens=max_new_tokens,

@@ -688,3 +688,64 @@ class HFBackend:
                 results.append({c: float(logp[t]) for c, t in cand_ids.items()})
         return results
 
+
+    # ---- constrained answers and choice scoring (framebench.backends.choice_scoring) --------
+    def score_continuations(self, chats: list[Chat], continuations: list[list[str]],
+                            assistant_prefixes: list[str] | None = None,
+                            per_token: bool = False, states: list[dict] | None = None) -> list[list[float]]:
+        """Sum of token log-probabilities of each continuation string after each chat (its template
+        with the generation prompt, then ``assistant_prefixes[i]`` when given); with ``per_token``
+        the sum divided by the continuation's token count. Prompt and continuation are tokenized
+        separately, so every candidate is scored on the same prompt ids. ``states`` (one dict per
+        chat, kept by the caller across calls) lets each chat reuse the KV cache of its previous
+        prompt (a planner session whose prompt grows step by step)."""
+        from framebench.backends.choice_scoring import (
+            continuation_logprobs,
+            continuation_logprobs_incremental,
+        )
+
+        prompts = self._scoring_prompts(chats, assistant_prefixes)
+        conts = [[self._continuation_ids(c) for c in row] for row in continuations]
+        if states is not None:
+            sums = [continuation_logprobs_incremental(self.model, p, c, s)
+                    for p, c, s in zip(prompts, conts, states, strict=True)]
+        else:
+            sums = continuation_logprobs(self.model, prompts, conts, pad_id=self.pad_id)
+        if not per_token:
+            return sums
+        return [[s / len(c) for s, c in zip(row, crow, strict=True)] for row, crow in zip(sums, conts, strict=True)]
+
+    def answer_probabilities(self, chats: list[Chat], choices: list[Sequence[str]],
+                             assistant_prefixes: list[str] | None = None) -> list[dict[str, float]]:
+        """``P(answer)`` over each chat's allowed answers (definitions in backends/constrained.py)."""
+        from framebench.backends.choice_scoring import continuation_logprobs
+        from framebench.backends.constrained import form_token_ids, logsumexp, normalise
+
+        forms: dict[str, list[tuple[int, ...]]] = {}
+        for row in choices:
+            for answer in row:
+                if answer not in forms:
+                    forms[answer] = form_token_ids(self.tokenizer, answer)
+        prompts = self._scoring_prompts(chats, assistant_prefixes)
+        conts = [[list(seq) for a in row for seq in forms[a]] for row in choices]
+        scores = continuation_logprobs(self.model, prompts, conts, pad_id=self.pad_id)
+        out = []
+        for row, row_scores in zip(choices, scores, strict=True):
+            masses, k = {}, 0
+            for answer in row:
+                n = len(forms[answer])
+                masses[answer] = logsumexp(row_scores[k:k + n])
+                k += n
+            out.append(normalise(masses))
+        return out
+
+    def _scoring_prompts(self, chats: list[Chat], assistant_prefixes: list[str] | None) -> list[list[int]]:
+        prefixes = assistant_prefixes or [""] * len(chats)
+        return [self.tokenizer(self.render(chat) + prefix, add_special_tokens=False)["input_ids"]
+                for chat, prefix in zip(chats, prefixes, strict=True)]
+
+    def _continuation_ids(self, text: str) -> list[int]:
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        if not ids:
+            raise ValueError(f"continuation {text!r} encodes to no tokens")
+        return ids

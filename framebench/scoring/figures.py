@@ -266,4 +266,9 @@ def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
     for suite in ordered_suites():
         if report.get(suite.name):
             figures += suite.figures(report[suite.name])
+    if report.get("susceptibility"):
+        from framebench.scoring.susceptibility_report import susceptibility_figure
+
+        figures.append(("Framing susceptibility: shift of P(gold), with 95 % intervals",
+                        susceptibility_figure(report)))
     return [(title, fig) for title, fig in figures if fig is not None]

@@ -462,6 +462,12 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     for suite in ordered_suites():
         if report.get(suite.name):
             sections += suite.report_sections(report)
+    if report.get("susceptibility"):
+        from framebench.scoring.susceptibility_report import susceptibility_section
+
+        section = susceptibility_section(report)
+        if section is not None:
+            sections.append(section)
     return sections
 
 
