@@ -1,7 +1,7 @@
 """Throughput of ``--answer constrained`` vs ``--answer generate`` on SmolLM2 (CPU by default).
 
 Same model, same items (one law context of the demo set: all its binary and MC variants), both
-through ``text_eval.runner.run_text`` with fresh result stores, in one run. Prints items/s for each
+through ``framebench.api.run_text`` with fresh result stores, in one run. Prints items/s for each
 mode, their ratio, the parse rates and how often the two modes give the same answer.
 
     python bench/constrained_throughput.py
@@ -32,9 +32,9 @@ def main() -> None:
 
     import pandas as pd
 
+    from framebench.api import run_text
     from framebench.backends import load_backend
     from framebench.items import read_items
-    from text_eval.runner import run_text
 
     items = [it for it in read_items(DEMO) if it["suite"] == "framingqa"]
     context = args.context or next(it["context_id"] for it in items if it["task"] == "law_issue_spotting")
