@@ -125,5 +125,5 @@ def test_help_in_a_pipe_is_wider_than_80_columns():
                           capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0
     assert "--replan-cap,--max-replans" in proc.stdout
-    assert "oracle, script:FILE, hf:PATH, openai:NAME, smollm2 or choice:MODEL" in proc.stdout
+    assert "oracle, script:FILE, hf:PATH, openai:NAME, smollm2" in proc.stdout
     assert max(len(line) for line in proc.stdout.splitlines()) == 120
