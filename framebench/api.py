@@ -49,19 +49,19 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
     from framebench.errors import UserError
     from framebench.executors import check_executor
 
+    if answer not in ("generate", "constrained"):
+        raise UserError(f"--answer must be one of generate, constrained, got {answer!r}")
     if check_executor(executor) == "ray":
         from framebench.executors.text import run_text_ray
 
         if model_args or backend is not None:
             raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; use the "
                             "--batch-size/--concurrency/--base-url flags, or --executor local")
-        if answer != "generate":
-            raise UserError("--executor ray runs --answer generate only for now; use --executor local "
-                            "for --answer constrained")
         return run_text_ray(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                             batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                             progress=progress, base_url=base_url, ray_address=ray_address,
-                            workers=ray_workers, force=force)
+                            workers=ray_workers, force=force, answer=answer,
+                            reasoning_from=[Path(p) for p in reasoning_from])
     from text_eval.runner import run_text as run
 
     return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,

@@ -109,3 +109,61 @@ def test_incremental_cache_reuse_matches_the_naive_reference(tiny):
         want = continuation_logprobs_naive(tiny.model, [prompt], [conts])[0]
         assert got == pytest.approx(want, abs=1e-4)
         assert state["ids"] == prompt
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, "auto"])
+def test_single_token_answers_through_prefix_groups_equal_hand_computation(tiny_llama_dir, batch_size):
+    """Answers whose forms are one token each take the generation path's shared-prefix groups and
+    batches (one forward per batch); several contexts x several questions, so prefix groups,
+    padding between prefix and suffix, and batches of mixed suffix lengths are all exercised."""
+    from framebench.backends.hf import HFBackend
+
+    backend = HFBackend(str(tiny_llama_dir), spec="hf:tiny", batch_size=batch_size)
+    tok = backend.tokenizer
+    one_token = [c for c in ("A", "B", "C", "D", "Yes", "No", "yes", "no", " A", " B")
+                 if len(tok(c, add_special_tokens=False)["input_ids"]) == 1]
+    assert len(one_token) >= 2
+    contexts = ["The tenant sued the landlord over the deposit and the broken heater in the flat.",
+                "A patient presented with fever, cough and a rash after a trip abroad last month."]
+    questions = ["Is it yes?", "Which option is right, given everything stated above?", "Why?"]
+    chats = [[{"role": "user", "content": f"{c}\n\n{q}"}] for c in contexts for q in questions]
+    seqs = [backend.encode(chat) for chat in chats]
+    rows = backend.next_logprobs(seqs, [tok(c, add_special_tokens=False)["input_ids"][0] for c in one_token])
+    for chat, row in zip(chats, rows, strict=True):
+        for c, got in zip(one_token, row, strict=True):
+            want = _hand_logprob(backend, backend.render(chat), tok(c, add_special_tokens=False)["input_ids"])
+            assert got == pytest.approx(want, abs=1e-4)
+
+
+def test_candidate_trie_holds_each_shared_prefix_once():
+    from framebench.backends.choice_scoring import candidate_trie
+
+    conts = [[1, 2, 3], [1, 2, 4], [1, 5], [6]]
+    assert candidate_trie(conts) == [(1,), (1, 2)]  # [6] needs no node: its only token is first
+
+
+def test_answers_after_generation_come_from_its_first_step(tiny_llama_dir, monkeypatch):
+    """A constrained pass over prompts the backend just generated from reads their first-step
+    log-probabilities (no second forward) and equals a fresh backend's computation."""
+    from framebench.backends.base import Decoding
+    from framebench.backends.hf import HFBackend
+
+    chats = [[{"role": "user", "content": f"{c} {q}"}] for c in ("The tenant sued the landlord.",
+                                                                  "The bank charged an overdraft fee.")
+             for q in ("Is the answer yes or no?", "Answer with A, B, C or D.")]
+    choices = [("Yes", "No"), ("A", "B", "C", "D")] * 2
+    fresh = HFBackend(str(tiny_llama_dir), spec="hf:tiny", batch_size=3).answer_probabilities(chats, choices)
+    backend = HFBackend(str(tiny_llama_dir), spec="hf:tiny", batch_size=3)
+    backend.generate(chats, Decoding(max_new_tokens=2))
+    one_token = [k for k, row in enumerate(choices)
+                 if all(len(backend.tokenizer(f, add_special_tokens=False)["input_ids"]) == 1
+                        for a in row for f in (a, " " + a))]
+    forwards = []
+    original = backend._next_logprobs_batch
+    monkeypatch.setattr(backend, "_next_logprobs_batch",
+                        lambda seqs, prefix_of, batch, *a: forwards.append(batch) or original(seqs, prefix_of, batch, *a))
+    served = backend.answer_probabilities(chats, choices)
+    assert one_token and not forwards  # every one-token row came from the generation's first step
+    for k, (got, want) in enumerate(zip(served, fresh, strict=True)):
+        assert list(got) == list(choices[k])
+        assert got == pytest.approx(want, abs=1e-5)

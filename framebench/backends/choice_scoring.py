@@ -13,10 +13,10 @@ float rounding; ``continuation_logprobs_naive`` is that reference):
 2. Members' suffixes run in batches, padded *between* prefix and suffix (attention mask 0, position
    ids from the mask's cumulative sum), keeping only the last position's logits: they give the
    first token of every continuation, so single-token continuations cost nothing more.
-3. For a member with multi-token continuations, all continuations (minus their last token) are
-   packed into one row after the member's cached prompt, each block attending to the prompt and
-   causally to itself only (a 4D additive mask; positions restart after the prompt for each
-   block). The cache is cropped back after each packed row.
+3. For a member with multi-token continuations, the continuations' proper prefixes are packed into
+   one row after the member's cached prompt as a token trie (a prefix shared by several
+   continuations is run once), each node attending to the prompt and to its ancestors only (a 4D
+   additive mask; positions continue the prompt by depth). The cache is cropped back afterwards.
 """
 
 from __future__ import annotations
@@ -120,43 +120,51 @@ def _run_suffixes(model, prompts, batch, prefix_len, prefix_cache, pad_id, devic
     return torch.log_softmax(logits.float(), dim=-1), cache
 
 
+def candidate_trie(conts: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    """The distinct proper prefixes of the continuations (every prefix but the whole sequence),
+    parents before children: the tokens whose next-token distributions score the continuations
+    beyond their first token. Shared prefixes (``Navigate[`` of many candidates) appear once."""
+    nodes: dict[tuple[int, ...], None] = {}
+    for cont in conts:
+        for k in range(1, len(cont)):
+            nodes.setdefault(tuple(cont[:k]))
+    return list(nodes)
+
+
 def _score_packed(model, cache, prompt_len, first_logp, conts, max_tokens, device) -> list[float]:
-    """Score multi-token continuations after one cached prompt (batch 1, no padding)."""
+    """Score continuations after one cached prompt (batch 1, no padding). Their proper prefixes
+    are packed into one row as a token trie: each node attends to the prompt and to its ancestors
+    and itself (a 4D additive mask), at the position it would have in its continuation."""
     import torch
 
     scores = [float(first_logp[c[0]]) for c in conts]
     pending = [k for k, c in enumerate(conts) if len(c) > 1]
     chunks: list[list[int]] = [[]]
-    for k in pending:
-        if chunks[-1] and sum(len(conts[j]) - 1 for j in chunks[-1]) + len(conts[k]) - 1 > max_tokens:
+    for k in pending:  # chunks of continuations whose trie stays within max_tokens nodes
+        if chunks[-1] and len(candidate_trie([conts[j] for j in chunks[-1] + [k]])) > max_tokens:
             chunks.append([])
         chunks[-1].append(k)
     dtype = next(model.parameters()).dtype
     for chunk in (c for c in chunks if c):
-        tokens: list[int] = []
-        positions: list[int] = []
-        spans: list[tuple[int, int]] = []
-        for k in chunk:
-            body = conts[k][:-1]
-            spans.append((len(tokens), len(tokens) + len(body)))
-            tokens += body
-            positions += range(prompt_len, prompt_len + len(body))
-        q = len(tokens)
+        nodes = candidate_trie([conts[k] for k in chunk])
+        index = {node: i for i, node in enumerate(nodes)}
+        q = len(nodes)
         allowed = torch.zeros((q, prompt_len + q), dtype=torch.bool, device=device)
         allowed[:, :prompt_len] = True
-        for a, b in spans:
-            allowed[a:b, prompt_len + a:prompt_len + b] = torch.tril(
-                torch.ones((b - a, b - a), dtype=torch.bool, device=device))
+        for i, node in enumerate(nodes):
+            for depth in range(1, len(node) + 1):
+                allowed[i, prompt_len + index[node[:depth]]] = True
         mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
         mask.masked_fill_(~allowed, torch.finfo(dtype).min)
-        logits = model(input_ids=torch.tensor([tokens], device=device), attention_mask=mask[None, None],
-                       position_ids=torch.tensor([positions], device=device), cache=cache,
-                       use_cache=True).logits[0]
+        logits = model(input_ids=torch.tensor([[node[-1] for node in nodes]], device=device),
+                       attention_mask=mask[None, None],
+                       position_ids=torch.tensor([[prompt_len + len(node) - 1 for node in nodes]], device=device),
+                       cache=cache, use_cache=True).logits[0]
         cache.crop(-q)  # back to the prompt (negative: tokens to drop)
         logp = torch.log_softmax(logits.float(), dim=-1)
-        for k, (a, _end) in zip(chunk, spans, strict=True):
-            targets = conts[k][1:]
-            scores[k] += float(sum(logp[a + j, t] for j, t in enumerate(targets)))
+        for k in chunk:
+            cont = conts[k]
+            scores[k] += float(sum(logp[index[tuple(cont[:j])], cont[j]] for j in range(1, len(cont))))
     return scores
 
 

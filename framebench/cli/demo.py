@@ -12,6 +12,7 @@ second run resumes and finishes in seconds.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,33 +23,39 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 
 
-def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int = 14,
-               choice_episodes: int = 2) -> list[tuple[str, Path, Callable[[Path], object]]]:
-    """(title, run folder, how to run it) for each run of the demo, in order."""
+def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int = 12,
+               planner_episodes: int = 1) -> list[tuple[str, Path, Callable[[Path], object]]]:
+    """(title, run folder, how to run it) for each run of the demo, in order. The text runs share
+    one loaded model: the constrained FramingQA run then reads most answer probabilities from the
+    generation run's first decoding step instead of running the prompts again."""
     from framebench import api
+    from framebench.backends import load_backend
+
+    shared = functools.cache(lambda: load_backend(model))
 
     runs = out / "runs"
     fqa, omit, robotics = DEMO / "framingqa", DEMO / "omit", DEMO / "robotics"
     episodes = robotics / "episodes.json.gz"
     return [
         ("FramingQA text, " + model, runs / "framingqa-model",
-         lambda run: api.run_text(model, fqa, run, progress=True)),
+         lambda run: api.run_text(model, fqa, run, backend=shared(), progress=True)),
         ("FramingQA text, " + model + ", constrained answers", runs / "framingqa-model-constrained",
-         lambda run: api.run_text(model, fqa, run, answer="constrained", progress=True)),
+         lambda run: api.run_text(model, fqa, run, answer="constrained", backend=shared(), progress=True)),
         ("FramingQA text, baseline:always-yes", runs / "framingqa-always-yes",
          lambda run: api.run_text("baseline:always-yes", fqa, run, progress=True)),
         ("OMIT M0 + M1, " + model, runs / "omit-model",
-         lambda run: api.run_text(model, omit, run, conditions="M0,M1", progress=True)),
+         lambda run: api.run_text(model, omit, run, conditions="M0,M1", backend=shared(), progress=True)),
         ("OMIT M0 + M1, " + model + ", constrained answers", runs / "omit-model-constrained",
          lambda run: api.run_text(model, omit, run, conditions="M0,M1", answer="constrained",
-                                  reasoning_from=[runs / "omit-model"], progress=True)),
+                                  reasoning_from=[runs / "omit-model"], backend=shared(), progress=True)),
         ("Robotics, oracle planner", runs / "embodied-oracle",
          lambda run: api.run_embodied("oracle", episodes, run, progress=True)),
         ("Robotics, " + model + " planner", runs / "embodied-model",
-         lambda run: api.run_embodied(model, episodes, run, replan_cap=planner_replans, progress=True)),
+         lambda run: api.run_embodied(model, episodes, run, replan_cap=planner_replans,
+                                      limit=planner_episodes, progress=True)),
         (f"Robotics, choice:{model} planner (scores the valid actions)", runs / "embodied-choice",
          lambda run: api.run_embodied(f"choice:{model}", episodes, run, replan_cap=choice_replans,
-                                      limit=choice_episodes, progress=True)),
+                                      limit=planner_episodes, progress=True)),
     ]
 
 
@@ -56,9 +63,9 @@ def demo(
     out: Path = typer.Option(Path("framebench-demo"), "--out", help="Output folder (runs/ and report/)."),
     model: str = typer.Option("smollm2", "--model", help="Model spec for every step (default: the packaged SmolLM2)."),
     planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
-    choice_replans: int = typer.Option(14, "--choice-replans", help="Replan cap for the choice planner in the demo."),
-    choice_episodes: int = typer.Option(2, "--choice-episodes", min=1,
-                                        help="Demo episodes the choice planner runs (7 variants each)."),
+    choice_replans: int = typer.Option(12, "--choice-replans", help="Replan cap for the choice planner in the demo."),
+    planner_episodes: int = typer.Option(1, "--planner-episodes", min=1,
+                                         help="Demo episodes the two model planners run (7 variants each)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
     from framebench import api
@@ -72,7 +79,7 @@ def demo(
     console = make_console()
     for folder in (out, out / "runs", out / "report"):
         check_out_folder(folder)  # before any model is loaded
-    steps = demo_steps(out, model, planner_replans, choice_replans, choice_episodes)
+    steps = demo_steps(out, model, planner_replans, choice_replans, planner_episodes)
     for _title, run_dir, _run in steps:
         check_out_folder(run_dir)
     if not DEMO.exists():
