@@ -172,12 +172,15 @@ def _trim_reply(text: str) -> str:
 
 
 def planner_specs() -> str:
-    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, openai:<model> or
-    smollm2": the registered planner engines, then the model engines that can plan."""
+    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, ... or choice:MODEL":
+    the planner engines that run no model, the model engines that can plan, then the planner
+    engines built on a model."""
     from framebench.registry import engines_of
 
-    usages = [e.usage() for e in engines_of("planner").values()]
+    planners = engines_of("planner").values()
+    usages = [e.usage() for e in planners if not e.options]  # oracle, script: no model
     usages += [e.usage() for e in engines_of("model").values() if e.plans]
+    usages += [e.usage() for e in planners if e.options]  # choice:MODEL, on a model engine
     return ", ".join(usages[:-1]) + " or " + usages[-1]
 
 
