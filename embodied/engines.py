@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from framebench.backends.engines import HF_OPTIONS
 from framebench.registry import Engine
 
 
@@ -14,6 +15,13 @@ def _oracle(arg: str):
     from embodied.planners import OraclePlanner
 
     return OraclePlanner()
+
+
+def _choice(arg: str, **options):
+    from embodied.choice_planner import ChoicePlanner
+    from framebench.registry import build_engine
+
+    return ChoicePlanner(build_engine(arg, "model", options))
 
 
 def _script(arg: str):
@@ -60,5 +68,8 @@ ORACLE = Engine("oracle", "planner", _oracle, arg="none",
                 help="the reference plan from the episode's own goal (no model)")
 SCRIPT = Engine("script", "planner", _script, arg_help="FILE",
                 help="replays {episode_id: [actions]} from a JSON file")
+CHOICE = Engine("choice", "planner", _choice, HF_OPTIONS, arg_help="MODEL",
+                help="scores the actions the simulator would accept under a model (hf:, smollm2), "
+                     "runs the best")
 SYMBOLIC = Engine("symbolic", "simulator", lambda arg: SymbolicSimulator(), arg="none",
                   help="the symbolic PARTNR-semantics household (CPU, no Habitat)")

@@ -172,12 +172,15 @@ def _trim_reply(text: str) -> str:
 
 
 def planner_specs() -> str:
-    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, openai:<model> or
-    smollm2": the registered planner engines, then the model engines that can plan."""
+    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, ... or choice:MODEL":
+    the planner engines that run no model, the model engines that can plan, then the planner
+    engines built on a model."""
     from framebench.registry import engines_of
 
-    usages = [e.usage() for e in engines_of("planner").values()]
+    planners = engines_of("planner").values()
+    usages = [e.usage() for e in planners if not e.options]  # oracle, script: no model
     usages += [e.usage() for e in engines_of("model").values() if e.plans]
+    usages += [e.usage() for e in planners if e.options]  # choice:MODEL, on a model engine
     return ", ".join(usages[:-1]) + " or " + usages[-1]
 
 
@@ -201,10 +204,11 @@ def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8,
     from framebench.registry import build_engine, engines_of
 
     check_planner_spec(spec)
-    if spec.partition(":")[0] in engines_of("planner"):
-        if model_args:
+    engine = engines_of("planner").get(spec.partition(":")[0])
+    if engine is not None:
+        if model_args and not engine.options:
             raise UserError(f"--model-arg: planner {spec!r} runs no model")
-        return build_engine(spec, "planner")
+        return build_engine(spec, "planner", model_args)
     from framebench.backends import load_backend
 
     return LLMPlanner(load_backend(spec, **(model_args or {})), max_new_tokens=max_new_tokens,

@@ -58,18 +58,21 @@ class _Variant:
         self.env = SymbolicPartnrEnv([episode], partnr_compat=partnr_compat, max_sim_steps=max_sim_steps)
         world_text, _ = self.env.reset(options={"episode": episode})
         self.session = planner.open(episode, self.instruction, world_text)
+        if getattr(planner, "needs_env", False):  # choice planners read the state for their candidates
+            self.session["env"] = self.env
         self.steps: list[dict[str, Any]] = []
         self.result: str | None = None
         self.replans, self.output, self.end = 0, "", ""
         if self.env.tracker.error is not None:  # compat: PARTNR's evaluator raised on the first state
             self.end = EVALUATION_ERROR
 
-    def apply(self, text: str, prompt: Any, uses_cap: bool, replan_cap: int, max_sim_steps: int) -> None:
+    def apply(self, text: str, prompt: Any, uses_cap: bool, replan_cap: int, max_sim_steps: int,
+              extra: dict[str, Any] | None = None) -> None:
         env = self.env
         self.replans += 1
         self.output = text
         action = parse_action(text)
-        entry: dict[str, Any] = {"decision": self.replans, "prompt": prompt, "response": text}
+        entry: dict[str, Any] = {"decision": self.replans, "prompt": prompt, "response": text, **(extra or {})}
         self.steps.append(entry)
         if not isinstance(action, str) and action.tool == "Done":
             entry["action"], self.end = "Done[]", "done"
@@ -119,8 +122,8 @@ def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], plann
     while active:
         decisions = planner.decide([r.session for r in active], [r.result for r in active],
                                    [r.env.world.describe_objects() for r in active])
-        for run_, (text, prompt) in zip(active, decisions, strict=True):
-            run_.apply(text, prompt, planner.uses_cap, replan_cap, max_sim_steps)
+        for run_, (text, prompt, *extra) in zip(active, decisions, strict=True):
+            run_.apply(text, prompt, planner.uses_cap, replan_cap, max_sim_steps, *extra)
         still = [r for r in active if not r.end]
         if on_round is not None:
             on_round(len(active), len(active) - len(still))

@@ -36,16 +36,21 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
              model_args: Mapping[str, Any] | None = None, batch_size: int | str = "auto",
              concurrency: int = 8, base_url: str | None = None, progress: bool = False,
              backend: Any = None, force: bool = False, executor: str = "local",
-             ray_address: str | None = None, ray_workers: int | None = None) -> RunSummary:
+             ray_address: str | None = None, ray_workers: int | None = None,
+             answer: str = "generate", reasoning_from: Sequence[str | Path] = ()) -> RunSummary:
     """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` and write
     the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
     declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
     engines that declare them. ``backend``: an already built backend (then ``model`` is unused).
     ``force``: replace a different run already in ``out`` (else that is a user error).
-    ``executor="ray"`` spreads the jobs over a Ray cluster (``ray_address``, ``ray_workers``)."""
+    ``executor="ray"`` spreads the jobs over a Ray cluster (``ray_address``, ``ray_workers``).
+    ``answer="constrained"`` scores the allowed answers instead of generating text;
+    ``reasoning_from``: run folders whose stores already hold the reasoning of OMIT M1/M4 jobs."""
     from framebench.errors import UserError
     from framebench.executors import check_executor
 
+    if answer not in ("generate", "constrained"):
+        raise UserError(f"--answer must be one of generate, constrained, got {answer!r}")
     if check_executor(executor) == "ray":
         from framebench.executors.text import run_text_ray
 
@@ -55,13 +60,14 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
         return run_text_ray(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                             batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                             progress=progress, base_url=base_url, ray_address=ray_address,
-                            workers=ray_workers, force=force)
+                            workers=ray_workers, force=force, answer=answer,
+                            reasoning_from=[Path(p) for p in reasoning_from])
     from text_eval.runner import run_text as run
 
     return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                progress=progress, backend=backend, base_url=base_url, model_args=model_args,
-               force=force)
+               force=force, answer=answer, reasoning_from=[Path(p) for p in reasoning_from])
 
 
 def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,

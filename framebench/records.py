@@ -49,6 +49,8 @@ COLUMNS: dict[str, pa.DataType] = {
     "success": pa.bool_(),
     "sim_steps": pa.int64(),
     "replans": pa.int64(),
+    "answer_mode": pa.string(),
+    "answer_probs": pa.string(),
 }
 SCHEMA = pa.schema([pa.field(name, typ) for name, typ in COLUMNS.items()])
 
@@ -60,6 +62,7 @@ VARIANTS = ("Q1", "Q2", "Q3", "")
 PARSES = ("ok", "unparsed", "refusal")
 FRAMES = ("action", "omission", "")
 CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous", "")
+ANSWER_MODES = ("generate", "constrained", "")
 BINARY_ANSWERS = ("Yes", "No")
 MC_ANSWERS = ("A", "B", "C", "D")
 
@@ -74,6 +77,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "parse": PARSES,
     "frame": FRAMES,
     "constraint": CONSTRAINTS,
+    "answer_mode": ANSWER_MODES,
 }
 CONDITION_PATTERN = r"^(M\d+)?$"
 
@@ -98,7 +102,12 @@ DEFAULTS: dict[str, Any] = {
     "success": None,
     "sim_steps": None,
     "replans": None,
+    "answer_mode": "",
+    "answer_probs": "",
 }
+# Columns added after the first records files were written: a file without them reads as if they
+# held their defaults (answer_mode "" = not a text run or written before answer modes existed).
+LATER_COLUMNS = ("answer_mode", "answer_probs")
 REQUIRED = [c for c in COLUMNS if c not in DEFAULTS]
 
 
@@ -175,6 +184,9 @@ def read_records(path: str | Path) -> pd.DataFrame:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several types for unreadable files
         raise RecordsError(f"{path}: not a readable parquet file ({exc})") from None
+    for col in LATER_COLUMNS:
+        if col not in table.column_names:
+            table = table.append_column(col, pa.array([DEFAULTS[col]] * table.num_rows, type=COLUMNS[col]))
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
         raise RecordsError(f"{path}: missing column '{missing[0]}'")
@@ -248,6 +260,7 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
             row = int(bad.to_numpy().argmax())
             raise RecordsError(f"{source}: row {row}: column '{col}' must be a boolean")
     _check_agreement(df, source)
+    _validate_answer_probs(df, source)
     pc = pd.to_numeric(df["percent_complete"], errors="coerce")
     bad = df["percent_complete"].notna() & ~pc.between(0.0, 1.0)
     if bad.any():
@@ -307,3 +320,65 @@ def _check_agreement(df: pd.DataFrame, source: str) -> None:
                    f"for {name} rows")
         _first_bad(source, rows & ~(answer.isin(allowed) | (answer == "")),
                    f"column 'answer' must be one of {', '.join(allowed) or '(empty)'} for {name} rows")
+
+
+def encode_answer_probs(probs: Mapping[str, float] | None) -> str:
+    """The ``answer_probs`` cell: a JSON object {allowed answer: probability}, "" when none."""
+    import json
+
+    if not probs:
+        return ""
+    return json.dumps({str(k): round(float(v), 8) for k, v in probs.items()}, separators=(",", ":"))
+
+
+def decode_answer_probs(cell: Any) -> dict[str, float]:
+    import json
+
+    if cell is None or cell == "" or (isinstance(cell, float) and pd.isna(cell)):
+        return {}
+    return {str(k): float(v) for k, v in json.loads(cell).items()}
+
+
+def _validate_answer_probs(df: pd.DataFrame, source: str) -> None:
+    """``answer_probs``: "" or a JSON object of allowed answers (Yes/No or A-D) -> numbers in [0, 1]
+    summing to 1 (within 1e-4); only on ``constrained`` rows."""
+    import json
+
+    allowed = set(BINARY_ANSWERS) | set(MC_ANSWERS)
+    modes = df["answer_mode"].fillna("")
+    for row, (cell, mode) in enumerate(zip(df["answer_probs"].fillna(""), modes, strict=True)):
+        if cell == "":
+            continue
+        problem = ""
+        try:
+            probs = json.loads(cell)
+        except ValueError:
+            probs, problem = None, "is not JSON"
+        if not problem and (not isinstance(probs, dict) or not probs):
+            problem = "must be a JSON object {answer: probability}"
+        elif not problem and not set(probs) <= allowed:
+            problem = f"names an answer outside {sorted(allowed)}"
+        elif not problem and not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in probs.values()):
+            problem = "holds a probability outside [0, 1]"
+        elif not problem and abs(sum(probs.values()) - 1.0) > 1e-4:
+            problem = "probabilities do not sum to 1"
+        elif not problem and mode != "constrained":
+            problem = "is set on a row whose answer_mode is not 'constrained'"
+        if problem:
+            raise RecordsError(f"{source}: row {row}: column 'answer_probs' {problem}")
+
+
+CONSTRAINED_SUFFIX = " [constrained]"
+
+
+def label_answer_modes(df: pd.DataFrame) -> pd.DataFrame:
+    """Constrained rows get ``model`` + " [constrained]", so a model's generate and constrained
+    rows are scored and shown as two models and never mixed (idempotent)."""
+    if "answer_mode" not in df.columns:
+        return df
+    constrained = (df["answer_mode"] == "constrained") & ~df["model"].str.endswith(CONSTRAINED_SUFFIX)
+    if not constrained.any():
+        return df
+    df = df.copy()
+    df.loc[constrained, "model"] = df.loc[constrained, "model"] + CONSTRAINED_SUFFIX
+    return df

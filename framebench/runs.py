@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from framebench.errors import UserError
-from framebench.records import RECORDS_FILE, read_records, write_records
+from framebench.records import RECORDS_FILE, label_answer_modes, read_records, write_records
 from framebench.runinfo import RUN_FILE, write_run_info, write_text_atomic
 from framebench.store import STORE_FILE, sha256, stable_json
 
@@ -116,6 +116,7 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
     if not frames:
         raise UserError("no run folders given")
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    df = label_answer_modes(df)  # a model's constrained rows are scored as their own model
     df.attrs["run_dirs"] = [(str(d), len(f)) for d, f in zip(run_dirs, frames, strict=True)]
     dup = df.duplicated(DUPLICATE_KEY, keep="first")
     if dup.any():

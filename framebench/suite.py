@@ -28,7 +28,9 @@ class Job:
     """One model call: the item, the id of its record, the chat and the decoding.
 
     ``setting`` is the suite's own per-job choice (OMIT: the intervention), ``decoding_name`` the
-    label under which run.json lists this job's decoding.
+    label under which run.json lists this job's decoding. ``answer_mode`` is ``generate`` (free
+    text in ``output``) or ``constrained`` (``probs``: the probability of each allowed answer;
+    ``output``: the reasoning generated first, if the suite asks for one).
     """
 
     item: dict[str, Any]
@@ -39,6 +41,8 @@ class Job:
     decoding_name: str = ""
     key: str = ""
     output: str | None = None
+    answer_mode: str = "generate"
+    probs: dict[str, float] | None = None
 
     @property
     def prompt(self) -> str:
@@ -84,6 +88,17 @@ class Suite:
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
         """The record row for a job whose ``output`` is set (``framebench.records.make_row``)."""
         raise NotImplementedError(f"suite {self.name!r} has no text records")
+
+    def answer_choices(self, job: Job) -> tuple[str, ...]:
+        """``--answer constrained``: the answers a job may be given, in tie-break order."""
+        from framebench.errors import UserError
+
+        raise UserError(f"suite {self.name!r} does not support --answer constrained")
+
+    def reasons_first(self, job: Job) -> bool:
+        """``--answer constrained``: whether the model writes its reasoning (generation with the
+        job's decoding) before its answer is scored."""
+        return False
 
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
         """Selection entries of run.json (and of the run id) that this suite's jobs determine."""

@@ -504,9 +504,13 @@ def records_cases() -> list[Case]:
     from framebench import records as rec
 
     for col in rec.COLUMNS:
-        cases.append(case(f"drop_{col}", drop(col)))
-    for col in ("suite", "task", "format", "bias", "level", "parse", "frame", "condition", "constraint"):
+        if col not in rec.LATER_COLUMNS:  # those read as their defaults from older files
+            cases.append(case(f"drop_{col}", drop(col)))
+    for col in ("suite", "task", "format", "bias", "level", "parse", "frame", "condition", "constraint",
+                "answer_mode"):
         cases.append(case(f"bad_{col}", setcell(col, "bogus")))
+    cases += [case("answer_probs_not_json", setcell("answer_probs", "{")),
+              case("answer_probs_without_constrained_mode", setcell("answer_probs", '{"Yes":0.5,"No":0.5}'))]
     semantic = {
         "suite_omit_task_finance": setcell("suite", "omit"),
         "task_robotics_suite_framingqa": setcell("task", "robotics"),

@@ -56,6 +56,8 @@ class StandInLLM:
 
         assert sampling_params.temperature == 0.0, "the stand-in only decodes greedily"
         self.calls.append((prompts, sampling_params))
+        if getattr(sampling_params, "prompt_logprobs", None) is not None:
+            return [self._prompt_logprobs(list(p["prompt_token_ids"])) for p in prompts]
         results = []
         for prompt in prompts:
             ids = list(prompt["prompt_token_ids"])  # token prompts only: no text, no template here
@@ -75,6 +77,19 @@ class StandInLLM:
             results.append(types.SimpleNamespace(
                 prompt_token_ids=ids, outputs=[types.SimpleNamespace(text=text, token_ids=tuple(out))]))
         return results
+
+
+    def _prompt_logprobs(self, ids: list[int]):
+        """vLLM's ``prompt_logprobs=0``: per prompt position (the first is None) a dict holding the
+        given token's ``Logprob``."""
+        import torch
+
+        with torch.inference_mode():
+            logp = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+        entries = [None] + [{ids[k]: types.SimpleNamespace(logprob=float(logp[k - 1, ids[k]]))}
+                            for k in range(1, len(ids))]
+        return types.SimpleNamespace(prompt_token_ids=ids, prompt_logprobs=entries,
+                                     outputs=[types.SimpleNamespace(text="", token_ids=())])
 
 
 @pytest.fixture
@@ -174,3 +189,18 @@ def test_missing_vllm_is_one_clear_line(monkeypatch, varied_dir, tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "vLLM is not installed" in err and "framebench[vllm]" in err
     assert not (tmp_path / "o" / "records.parquet").exists()
+
+
+def test_constrained_answer_probabilities_equal_hf(stand_in_vllm, varied_dir, hf):
+    """Prompt logprobs of ``prompt + form`` give the same answer probabilities as ``hf:``'s
+    cached scoring, with and without an assistant prefix (OMIT M1's ``ANSWER:``)."""
+    engine = load_backend(f"vllm:{varied_dir}")
+    choices = [("Yes", "No"), ("A", "B", "C", "D"), ("Yes", "No"), ("A", "B")]
+    for prefixes in (None, ["I think so.\nANSWER:", "", "No.\nANSWER:", ""]):
+        got = engine.answer_probabilities(CHATS, choices, assistant_prefixes=prefixes)
+        want = hf.answer_probabilities(CHATS, choices, assistant_prefixes=prefixes)
+        for g, w, allowed in zip(got, want, choices, strict=True):
+            assert list(g) == list(allowed) and sum(g.values()) == pytest.approx(1.0)
+            assert g == pytest.approx(w, abs=1e-5)
+    _, params = StandInLLM.created[-1].calls[-1]
+    assert params.prompt_logprobs == 0 and params.max_tokens == 1

@@ -54,7 +54,7 @@ def test_list_engines_and_planners(capsys):
             "symbolic", "habitat"} <= set(engines)
     planners = [name for name, _ in _listing("planners", capsys)]
     assert planners == ["oracle", "script:FILE", "smollm2", "hf:<path or hub id>", "openai:<model>",
-                        "vllm:<path or hub id>"]
+                        "vllm:<path or hub id>", "choice:MODEL"]
 
 
 def test_every_listed_planner_kind_is_accepted_and_baselines_are_not():
@@ -77,10 +77,10 @@ def test_list_unknown_is_one_line_exit_2(capsys):
 
 @pytest.mark.parametrize(("planner", "message"), [
     ("nonsense:x", "error: unknown planner spec 'nonsense:x': use oracle, script:FILE, "
-                   "hf:<path or hub id>, openai:<model>, smollm2 or vllm:<path or hub id>"),
+                   "hf:<path or hub id>, openai:<model>, smollm2, vllm:<path or hub id> or choice:MODEL"),
     ("baseline:always-yes", "error: --planner 'baseline:always-yes': baseline models only answer "
                             "Yes/No and cannot plan; use oracle, script:FILE, hf:<path or hub id>, "
-                            "openai:<model>, smollm2 or vllm:<path or hub id>"),
+                            "openai:<model>, smollm2, vllm:<path or hub id> or choice:MODEL"),
 ])
 def test_bad_planner_is_one_line_and_writes_nothing(planner, message, capsys, tmp_path):
     out_dir = tmp_path / "run"
@@ -125,5 +125,5 @@ def test_help_in_a_pipe_is_wider_than_80_columns():
                           capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0
     assert "--replan-cap,--max-replans" in proc.stdout
-    assert "oracle, script:FILE, hf:PATH, openai:NAME or smollm2" in proc.stdout
+    assert "oracle, script:FILE, hf:PATH, openai:NAME, smollm2" in proc.stdout
     assert max(len(line) for line in proc.stdout.splitlines()) == 120

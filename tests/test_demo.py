@@ -41,11 +41,11 @@ def test_demo_runs_every_suite_and_writes_the_report(demo_out):
     out, stdout = demo_out
     report = json.loads((out / "report" / "report.json").read_text())
     assert set(report) >= {"framingqa", "omit", "embodied"}
-    assert set(report["framingqa"]) == {"smollm2", "baseline:always-yes"}
+    assert set(report["framingqa"]) == {"smollm2", "smollm2 [constrained]", "baseline:always-yes"}
     assert set(report["framingqa"]["smollm2"]) == {"law_issue_spotting", "law_hearsay", "finance",
                                                   "medicine", "all"}
     assert set(report["omit"]["rates"]["smollm2"]) == {"M0", "M1"}
-    assert set(report["embodied"]) == {"smollm2", "oracle"}
+    assert set(report["embodied"]) == {"smollm2", "choice:smollm2", "oracle"}
     # The oracle solves every demo episode in every variant.
     assert report["embodied"]["oracle"]["overall"]["completion_strict_all"] == 1.0
     assert "summary" in stdout and "report.html" in stdout
@@ -86,3 +86,29 @@ def test_second_demo_run_is_served_from_the_stores(demo_out):
     assert "(0 generated" in proc.stdout
     report_after = json.loads((out / "report" / "report.json").read_text())
     assert report_after.pop("meta")["run_ids"] and report_after == report_before
+
+
+def test_demo_constrained_answers_susceptibility_and_choice_planner(demo_out):
+    out, stdout = demo_out
+    runs = out / "runs"
+    fqa = pd.read_parquet(runs / "framingqa-model-constrained" / "records.parquet")
+    assert len(fqa) == len(read_items(REPO / "datasets" / "demo" / "framingqa"))
+    assert (fqa["parse"] == "ok").all() and set(fqa["answer_mode"]) == {"constrained"}
+    report = json.loads((out / "report" / "report.json").read_text())
+    rates = report["omit"]["rates"]["smollm2 [constrained]"]
+    assert rates["M0"]["n"] > 0 and rates["M1"]["n"] > 0  # M1: parsed pairs after ANSWER:
+    sus = report["susceptibility"]
+    cells = [c for fmt in sus["framingqa"]["smollm2 [constrained]"]["all"].values()
+             for level in fmt.values() for c in level.values()]
+    assert cells and all(c["shift_ci"][0] <= c["shift"] <= c["shift_ci"][1] for c in cells)
+    assert set(sus["omit"]["smollm2 [constrained]"]) == {"M0", "M1"}
+    assert "Framing susceptibility" in (out / "report" / "report.md").read_text()
+    # the choice planner only ever executes actions the simulator accepts
+    logs = [json.loads(p.read_text()) for p in (runs / "embodied-choice" / "episodes").glob("*.json")]
+    assert len(logs) == len(pd.read_parquet(runs / "embodied-choice" / "records.parquet"))
+    for log in logs:
+        for step in log["steps"]:
+            assert step["action"] is None and log["end"] == "replan_cap" or step["action"] == "Done[]" \
+                or step["result"] == "Successful execution!", step
+            assert 0 < step["choice"]["probability"] <= 1
+    assert "Framing susceptibility" in stdout

@@ -95,6 +95,20 @@ def test_demo_omit_equal_local(cluster, tmp_path):
     assert len(frame(tmp_path / "ray")) == 2 * 32
 
 
+def test_constrained_answers_with_reasoning_equal_local(cluster, tmp_path, tiny_llama_dir):
+    """--answer constrained on the workers (OMIT M1 reasons first, then scores after ANSWER:)."""
+    from text_helpers import make_varied_model
+
+    varied = make_varied_model(tiny_llama_dir, tmp_path / "varied")
+    kwargs = dict(conditions="M0,M1", limit=6, answer="constrained", progress=False)
+    run_text(f"hf:{varied}", DEMO / "omit", tmp_path / "local", **kwargs)
+    run_text_ray(f"hf:{varied}", DEMO / "omit", tmp_path / "ray", **kwargs)
+    assert_same_records(tmp_path / "local", tmp_path / "ray")
+    ray_frame = frame(tmp_path / "ray")
+    assert set(ray_frame["answer_mode"]) == {"constrained"} and (ray_frame["parse"] == "ok").all()
+    assert ray_frame[ray_frame["condition"] == "M1"]["output"].str.len().gt(0).all()
+
+
 def test_demo_episodes_oracle_equal_local(cluster, tmp_path):
     run_embodied(load_planner("oracle"), DEMO_EPISODES, tmp_path / "local", progress=False)
     executor = run_embodied_ray("oracle", DEMO_EPISODES, tmp_path / "ray", replan_cap=25, progress=False)

@@ -119,3 +119,26 @@ def test_cli_missing_run_dir_exit_2(tmp_path):
                            "--out", str(tmp_path / "r")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "nope" in proc.stderr
+
+
+def test_files_from_before_answer_modes_read_with_defaults(tmp_path):
+    write_records([text_row(), episode_row()], tmp_path)
+    path = tmp_path / "records.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.drop_columns(list(records.LATER_COLUMNS)), path)
+    df = read_records(tmp_path)
+    assert list(df.columns) == list(records.COLUMNS)
+    assert df["answer_mode"].tolist() == ["", ""] and df["answer_probs"].tolist() == ["", ""]
+
+
+@pytest.mark.parametrize("probs, problem", [
+    ('{"Yes": 0.7, "No": 0.2}', "do not sum to 1"),
+    ('{"Maybe": 1.0}', "outside"),
+    ('{"Yes": 1.5, "No": -0.5}', r"outside \[0, 1\]"),
+    ("[0.5, 0.5]", "JSON object"),
+])
+def test_bad_answer_probabilities_are_named(tmp_path, probs, problem):
+    row = text_row(answer_mode="constrained", answer_probs=probs)
+    with pytest.raises(RecordsError, match=f"row 0: column 'answer_probs' .*{problem}"):
+        write_records([row], tmp_path)
+    assert not (tmp_path / "records.parquet").exists()

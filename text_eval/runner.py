@@ -12,6 +12,9 @@ prefix once. Records are still written in items order.
 ``run_id`` is stable: ``<model slug>-<hash>`` over the model fingerprint, the dataset hash, the
 selection (tasks, formats, limit, conditions) and the decoding settings, so a resumed run and an
 uninterrupted run with the same arguments write identical records.
+
+``answer="constrained"`` replaces free generation by scored answers (``text_eval.constrained``):
+each job's allowed answers get a probability, the record keeps them and the most probable one.
 """
 
 from __future__ import annotations
@@ -30,13 +33,14 @@ from framebench.items import ITEMS_FILE, read_items
 from framebench.registry import engine_for, suite
 from framebench.runinfo import file_sha256, now_iso
 from framebench.runs import PROMPTS_FILE, RunInfo, run_id_for, write_run
-from framebench.store import ResultStore, result_key, stable_json
+from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
 from framebench.suite import Job, TextOptions
 
 __all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_text", "select_items"]
 
 CALL_SIZE = 256
 FORMATS = ("binary", "mc")
+ANSWER_MODES = ("generate", "constrained")
 
 
 @dataclass
@@ -76,11 +80,15 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
     return chosen
 
 
-def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path) -> list[Job]:
+def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path,
+               answer: str = "generate") -> list[Job]:
     """Each item's jobs from its registered suite (FramingQA: one per item; OMIT: one per
-    condition), in items order."""
+    condition), in items order, each answered the ``answer`` way."""
     options = TextOptions(conditions=tuple(conditions))
-    return [job for item in items for job in suite(item["suite"]).jobs([item], options, str(items_path))]
+    jobs = [job for item in items for job in suite(item["suite"]).jobs([item], options, str(items_path))]
+    for job in jobs:
+        job.answer_mode = answer
+    return jobs
 
 
 def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
@@ -89,6 +97,30 @@ def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
 
 def _is_failure(job: Job) -> bool:
     return make_record(job, "", "")["parse"] != "ok"
+
+
+def job_key(fingerprint: str, job: Job) -> str:
+    """The result-store key: model, record, prompt and how it is answered (a constrained and a
+    generated answer are never served for each other)."""
+    if job.answer_mode == "constrained":
+        from text_eval.constrained import scoring_settings
+
+        return result_key(fingerprint, job.record_id, job.chat, scoring_settings(job))
+    return result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+
+
+def restore_result(job: Job, stored: Mapping[str, Any]) -> None:
+    """Fill a job from its stored result (the store sorts keys: the allowed answers' order, which
+    breaks ties, comes back from the suite)."""
+    job.output = stored["output"]
+    if job.answer_mode == "constrained":
+        from text_eval.constrained import job_choices
+
+        job.probs = {a: stored["probs"][a] for a in job_choices(job) if a in stored["probs"]}
+
+
+def is_done(job: Job) -> bool:
+    return (job.probs if job.answer_mode == "constrained" else job.output) is not None
 
 
 def _calls(jobs: list[Job], size: int | None = None) -> list[list[Job]]:
@@ -143,6 +175,39 @@ def warn_about_selection(items_path: Path, every: list[dict], items: list[dict],
     if limit is not None and limit < len(every):
         warn(f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
              "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
+
+
+def _score_pending(backend: Backend, pending: list[Job], store: ResultStore,
+                   on_done: Callable[[list[Job]], None], fingerprint: str,
+                   reasoning_from: Sequence[Path] = ()) -> None:
+    """--answer constrained: reasoning first where the suite asks for it (stored under its
+    generation key, so it is shared with --answer generate), then the scored answers."""
+    from dataclasses import replace
+
+    from text_eval.constrained import score_jobs
+
+    def reasoning_key(job: Job) -> str:
+        return result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+
+    def generate(jobs: list[Job]) -> None:
+        copies = [replace(j, key=reasoning_key(j), output=None, answer_mode="generate") for j in jobs]
+        _generate_pending(backend, copies, store, lambda done: None)
+        for job, copy in zip(jobs, copies, strict=True):
+            job.output = copy.output
+
+    sources = []
+    for run_dir in reasoning_from:
+        if not (Path(run_dir) / STORE_FILE).is_file():
+            raise UserError(f"--reasoning-from {run_dir}: no result store (store.sqlite) there")
+        sources.append(ResultStore(run_dir))
+    try:
+        score_jobs(backend, [j for call in _calls(pending) for j in call], store, reasoning_key, generate,
+                   on_done, reasoning_stores=sources)
+    finally:
+        for source in sources:
+            source.close()
+
+
 def model_options(model: str | None, model_args: Mapping[str, Any] | None = None,
                   **flags: Any) -> dict[str, Any]:
     """The options for the model engine ``model`` names: the convenience flags it declares
@@ -161,23 +226,30 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
              batch_size: int | str = "auto", concurrency: int = 8,
              conditions: Sequence[str] | None = None, progress: bool = True,
              backend: Backend | None = None, base_url: str | None = None,
-             model_args: Mapping[str, Any] | None = None, force: bool = False) -> RunSummary:
+             model_args: Mapping[str, Any] | None = None, force: bool = False,
+             answer: str = "generate", reasoning_from: Sequence[Path] = ()) -> RunSummary:
     from framebench.paths import check_out_folder
     from framebench.runinfo import check_reuse
 
     started, t0 = now_iso(), time.perf_counter()
+    if answer not in ANSWER_MODES:
+        raise UserError(f"--answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
+    if reasoning_from and answer != "constrained":
+        raise UserError("--reasoning-from applies to --answer constrained only")
     data, out = Path(data), check_out_folder(Path(out))
     items_path = data / ITEMS_FILE if data.is_dir() else data
     every = select_items(read_items(items_path), tasks, formats, None)
     items = select_items(every, None, None, limit)
     if not items:
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
-    jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
+    jobs = build_jobs(items, _split(conditions) or ["M0"], items_path, answer)
     dataset_hash = file_sha256(items_path)
     selection: dict[str, Any] = {"tasks": _split(tasks), "formats": _split(formats), "limit": limit,
                                  "conditions": []}
     for name in dict.fromkeys(j.item["suite"] for j in jobs):
         selection.update(suite(name).run_selection([j for j in jobs if j.item["suite"] == name]))
+    if answer != "generate":
+        selection["answer"] = answer  # generate runs keep their earlier run ids
     identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
                 "dataset_hash": dataset_hash, "selection": selection}
     check_reuse(out, identity, force)  # before any model is loaded
@@ -188,21 +260,27 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
                                                       concurrency=concurrency, base_url=base_url))
     spec = backend.spec
     fingerprint = backend.fingerprint()
-    decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
+    if answer == "constrained":
+        from text_eval.constrained import check_backend, scoring_settings
+
+        check_backend(backend)
+        decodings = sorted({stable_json(scoring_settings(j)) for j in jobs})
+    else:
+        decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
     run_id = run_id_for(spec, [fingerprint, dataset_hash, selection, decodings])
 
     for job in jobs:
-        job.key = result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+        job.key = job_key(fingerprint, job)
     out.mkdir(parents=True, exist_ok=True)
     store = ResultStore(out)
     try:
         found = store.get_many(j.key for j in jobs)
         for job in jobs:
             if job.key in found:
-                job.output = found[job.key]["output"]
-        pending = [j for j in jobs if j.output is None]
+                restore_result(job, found[job.key])
+        pending = [j for j in jobs if not is_done(j)]
         n_cached = len(jobs) - len(pending)
-        failures = sum(_is_failure(j) for j in jobs if j.output is not None)
+        failures = sum(_is_failure(j) for j in jobs if is_done(j))
 
         reporter = ProgressReporter(spec, len(jobs), completed=n_cached, enabled=progress,
                                     fields={"parse failures": failures})
@@ -213,7 +291,9 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
             reporter.advance(len(done), **{"parse failures": failures})
 
         with reporter:
-            if pending:
+            if pending and answer == "constrained":
+                _score_pending(backend, pending, store, on_done, fingerprint, reasoning_from)
+            elif pending:
                 _generate_pending(backend, pending, store, on_done)
     finally:
         store.close()
@@ -229,6 +309,6 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         extra={"chat_template_hash": model_info.get("chat_template_hash", ""), "data": str(items_path),
                "selection": selection, "n_records": len(rows), "n_generated": len(pending),
                "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3),
-               "identity": identity},
+               "identity": identity, "answer_mode": answer},
     ))
     return RunSummary(out, run_id, len(rows), len(pending), n_cached, parse_counts, seconds)

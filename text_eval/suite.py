@@ -17,6 +17,19 @@ from framebench.suite import Job, Suite, TextOptions
 TEXT_FORMATS = ("binary", "mc")
 
 
+def constrained_answer(probs: dict[str, float] | None) -> tuple[str, str]:
+    """(answer, parse) of a constrained job: the most probable allowed answer; ``unparsed`` when
+    the engine gave no probabilities."""
+    from framebench.backends.constrained import pick
+
+    return (pick(probs), "ok") if probs else ("", "unparsed")
+
+
+def answer_columns(job: Job) -> dict[str, Any]:
+    """The records' ``answer_mode`` and ``answer_probs`` cells of a job."""
+    return {"answer_mode": job.answer_mode, "answer_probs": rec.encode_answer_probs(job.probs)}
+
+
 @dataclass
 class FramingQASuite(Suite):
     def task_names(self) -> tuple[str, ...]:
@@ -45,15 +58,24 @@ class FramingQASuite(Suite):
         from text_eval.parsing import parse_answer
 
         item, output = job.item, job.output or ""
-        parsed = parse_answer(output, item["format"], item["options"] or None)
-        correct = parsed.parse == "ok" and parsed.answer == item["gold"]
+        if job.answer_mode == "constrained":
+            answer, parse = constrained_answer(job.probs)
+        else:
+            parsed = parse_answer(output, item["format"], item["options"] or None)
+            answer, parse = parsed.answer, parsed.parse
         return rec.make_row(
             run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
             context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
             form=item["form"], variant=item["variant"], option=item["option"],
-            distractor=item["distractor"], slot=item["slot"], gold=item["gold"], answer=parsed.answer,
-            parse=parsed.parse, correct=correct, output=output,
+            distractor=item["distractor"], slot=item["slot"], gold=item["gold"], answer=answer,
+            parse=parse, correct=parse == "ok" and answer == item["gold"], output=output,
+            **answer_columns(job),
         )
+
+    def answer_choices(self, job: Job) -> tuple[str, ...]:
+        from framebench.backends.constrained import allowed_answers
+
+        return allowed_answers(job.item["format"], len(job.item.get("options") or []))
 
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
         from framebench.scoring.framingqa import score_framingqa
@@ -96,13 +118,26 @@ class OmitSuite(Suite):
         from text_eval.omit_conditions import parse_omit_answer
 
         item, output = job.item, job.output or ""
-        answer, parse = parse_omit_answer(output, job.setting)
+        if job.answer_mode == "constrained":
+            answer, parse = constrained_answer(job.probs)
+        else:
+            answer, parse = parse_omit_answer(output, job.setting)
         return rec.make_row(
             run_id=run_id, model=model, suite="omit", task="omit", format="binary",
             context_id=item["context_id"], item_id=job.record_id, bias="neutral",
             gold="", answer=answer, parse=parse, correct=False, output=output,
             frame=item.get("frame", ""), condition=job.setting.name, conflicts=item.get("conflicts", ""),
+            **answer_columns(job),
         )
+
+    def answer_choices(self, job: Job) -> tuple[str, ...]:
+        from framebench.backends.constrained import BINARY_CHOICES
+
+        return BINARY_CHOICES
+
+    def reasons_first(self, job: Job) -> bool:
+        """Conditions that end with an ``ANSWER:`` line (M1, M4) reason before answering."""
+        return bool(job.setting.final_answer_line)
 
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
         return {"conditions": sorted({j.setting.name for j in jobs})}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from framebench.backends.base import Chat, Decoding
 from framebench.errors import UserError
@@ -86,3 +86,18 @@ class BaselineBackend:
     def generate(self, chats: list[Chat], decoding: Decoding,
                  on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:
         return [self._answer(chat) for chat in chats]
+
+    def answer_probabilities(self, chats: list[Chat], choices: list[Sequence[str]],
+                             assistant_prefixes: list[str] | None = None) -> list[dict[str, float]]:
+        """Constrained mode: all probability on the answer the baseline would give (its policy is
+        deterministic), uniform if that answer is not allowed."""
+        out = []
+        for chat, allowed in zip(chats, choices, strict=True):
+            answer = self._answer(chat)
+            if answer not in allowed and allowed and allowed[0] == "Yes":
+                answer = "Yes" if self.kind != "always-no" else "No"
+            if answer in allowed:
+                out.append({a: float(a == answer) for a in allowed})
+            else:
+                out.append({a: 1.0 / len(allowed) for a in allowed})
+        return out

@@ -39,6 +39,7 @@ from framebench.errors import UserError
 log = logging.getLogger(__name__)
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+FIRST_STEP_MEMORY = 1 << 18  # prompts whose first-step answer log-probabilities are kept
 MIN_SHARED_PREFIX = 16  # tokens; shorter shared prefixes are not worth a separate forward pass
 AUTO_KV_BUDGET_BYTES = 2 << 30  # "auto" batch size: KV cache rows that fit in ~2 GiB
 AUTO_MAX_BATCH = 64  # CPUs only; on GPUs "auto" is bounded by free device memory alone
@@ -224,6 +225,10 @@ class HFBackend:
             raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size}")
         self.batch_size = batch_size
         self.prefix_reuse = prefix_reuse
+        # next-token log-probabilities of the one-token answer forms (Yes/No, letters) seen at
+        # each generation's first step, by prompt: a constrained run on the same backend (the
+        # demo's) reads them instead of running those prompts again
+        self._first_step: dict[tuple[int, ...], dict[int, float]] = {}
         self.mix_contexts = mix_contexts
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self._dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
@@ -425,9 +430,10 @@ class HFBackend:
             return False
         return self.mix_contexts if self.mix_contexts is not None else self.device.type == "cuda"
 
-    def _run_batches(self, seqs, groups, mix, config, decoding):
+    def _run_batches(self, seqs, groups, mix, config, decoding, gather: list[int] | None = None):
         """Yield (indices, texts) per batch. Prefix caches are prefilled when first needed and freed
-        after their group's last batch."""
+        after their group's last batch. With ``gather`` (token ids) nothing is decoded: each batch
+        yields, per row, the log-probabilities of those tokens as the sequence's next token."""
         prefix_of = {i: p for p, members in groups for i in members}
         group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}
         if mix:
@@ -452,7 +458,9 @@ class HFBackend:
             cache = self._batch_cache(prefixes, [group_of[i] for i in batch], [prefix_of[i] for i in batch],
                                       reserve=0 if decoding.temperature > 0 else
                                       max(len(seqs[i]) - prefix_of[i] for i in batch) + decoding.max_new_tokens)
-            if decoding.temperature > 0:
+            if gather is not None:
+                texts = self._next_logprobs_batch(seqs, prefix_of, batch, cache, gather)
+            elif decoding.temperature > 0:
                 texts = self._sample_batch(seqs, prefix_of, batch, cache, config, decoding)
             else:
                 texts = self._greedy_batch(seqs, prefix_of, batch, cache, decoding)
@@ -623,6 +631,7 @@ class HFBackend:
         every = self._sync_every()
         logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
                             use_cache=True, logits_to_keep=1).logits[:, -1, :]
+        self._remember_first_step(seqs, batch, logits)
         next_pos = positions[:, -1:] + 1
         for step in range(steps):
             tokens = torch.where(unfinished, logits.argmax(-1), self.pad_id)
@@ -647,6 +656,61 @@ class HFBackend:
                                 cache=cache, use_cache=True).logits[:, -1, :]
             next_pos = next_pos + 1
         return [self._decode(toks, decoding) for toks in out.tolist()]
+
+    def _next_logprobs_batch(self, seqs, prefix_of, batch, cache, gather: list[int]) -> list[list[float]]:
+        """One forward over the batch's suffixes: log p(token | row) for each ``gather`` token."""
+        import torch
+
+        ids, mask, positions = self._suffix_inputs(seqs, prefix_of, batch)
+        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
+                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
+        index = torch.tensor(gather, device=self.device)
+        return torch.log_softmax(logits.float(), dim=-1)[:, index].tolist()
+
+    @functools.cached_property
+    def _answer_tokens(self) -> list[int]:
+        """The one-token surface forms of the binary and MC answers (``backends.constrained``)."""
+        from framebench.backends.constrained import BINARY_CHOICES, MC_LETTERS, form_token_ids
+
+        return sorted({seq[0] for a in (*BINARY_CHOICES, *MC_LETTERS)
+                       for seq in form_token_ids(self.tokenizer, a) if len(seq) == 1})
+
+    def _remember_first_step(self, seqs, batch, logits) -> None:
+        import torch
+
+        if len(self._first_step) + len(batch) > FIRST_STEP_MEMORY:
+            self._first_step.clear()
+        tokens = self._answer_tokens
+        rows = torch.log_softmax(logits.float(), dim=-1)[:, torch.tensor(tokens, device=logits.device)].tolist()
+        for i, row in zip(batch, rows, strict=True):
+            self._first_step[tuple(seqs[i])] = dict(zip(tokens, row, strict=True))
+
+    def next_logprobs(self, seqs: list[list[int]], gather: list[int]) -> list[list[float]]:
+        """``log p(t | seq)`` for each token t in ``gather``, after each token sequence, through the
+        generation path's shared-prefix groups and batches (one forward per batch, no decoding).
+        Sequences this backend already generated from give them from that first step."""
+        import torch
+
+        results: list[list[float]] = [[] for _ in seqs]
+        todo = []
+        for k, seq in enumerate(seqs):
+            known = self._first_step.get(tuple(seq))
+            if known is not None and all(t in known for t in gather):
+                results[k] = [known[t] for t in gather]
+            else:
+                todo.append(k)
+        seqs = [seqs[k] for k in todo]
+        if not seqs:
+            return results
+        mix = self._mixes_contexts()
+        overhead = self._forward_overhead() * (1 if mix else 2)
+        groups = (group_by_shared_prefix(seqs, group_overhead=overhead) if self.prefix_reuse
+                  else [(0, list(range(len(seqs))))])
+        with torch.inference_mode():
+            for idx, rows in self._run_batches(seqs, groups, mix, None, Decoding(max_new_tokens=1), gather):
+                for i, row in zip(idx, rows, strict=True):
+                    results[todo[i]] = row
+        return results
 
     def _hit_stop(self, tokens: list[int], decoding: Decoding) -> bool:
         if not decoding.stop:
@@ -688,3 +752,97 @@ class HFBackend:
                 results.append({c: float(logp[t]) for c, t in cand_ids.items()})
         return results
 
+
+    # ---- constrained answers and choice scoring (framebench.backends.choice_scoring) --------
+    def score_continuations(self, chats: list[Chat], continuations: list[list[str]],
+                            assistant_prefixes: list[str] | None = None,
+                            per_token: bool = False, states: list[dict] | None = None) -> list[list[float]]:
+        """Sum of token log-probabilities of each continuation string after each chat (its template
+        with the generation prompt, then ``assistant_prefixes[i]`` when given); with ``per_token``
+        the sum divided by the continuation's token count. Prompt and continuation are tokenized
+        separately, so every candidate is scored on the same prompt ids. ``states`` (one dict per
+        chat, kept by the caller across calls) lets each chat reuse the KV cache of its previous
+        prompt (a planner session whose prompt grows step by step)."""
+        from framebench.backends.choice_scoring import (
+            continuation_logprobs,
+            continuation_logprobs_incremental,
+        )
+
+        prompts = self._scoring_prompts(chats, assistant_prefixes)
+        conts = [[self._continuation_ids(c) for c in row] for row in continuations]
+        if states is not None:
+            self._seed_states(prompts, states)
+            sums = [continuation_logprobs_incremental(self.model, p, c, s)
+                    for p, c, s in zip(prompts, conts, states, strict=True)]
+        else:
+            sums = continuation_logprobs(self.model, prompts, conts, pad_id=self.pad_id)
+        if not per_token:
+            return sums
+        return [[s / len(c) for s, c in zip(row, crow, strict=True)] for row, crow in zip(sums, conts, strict=True)]
+
+    def _seed_states(self, prompts: list[list[int]], states: list[dict]) -> None:
+        """Sessions without a cache yet (a planner's first step) that share a prompt prefix (the
+        7 framings of an episode share tools and world text) start from one prefill of it."""
+        import torch
+
+        fresh = [k for k, state in enumerate(states) if state.get("cache") is None]
+        if len(fresh) < 2:
+            return
+        with torch.inference_mode():
+            for prefix_len, members in group_by_shared_prefix([prompts[k] for k in fresh]):
+                if prefix_len == 0 or len(members) < 2:
+                    continue
+                prefix = prompts[fresh[members[0]]][:prefix_len]
+                cache = self._prefill(prefix)
+                for m in members:
+                    states[fresh[m]]["cache"], states[fresh[m]]["ids"] = copy.deepcopy(cache), list(prefix)
+
+    def answer_probabilities(self, chats: list[Chat], choices: list[Sequence[str]],
+                             assistant_prefixes: list[str] | None = None) -> list[dict[str, float]]:
+        """``P(answer)`` over each chat's allowed answers (definitions in backends/constrained.py)."""
+        from framebench.backends.choice_scoring import continuation_logprobs
+        from framebench.backends.constrained import form_token_ids, logsumexp, normalise
+
+        forms: dict[str, list[tuple[int, ...]]] = {}
+        for row in choices:
+            for answer in row:
+                if answer not in forms:
+                    forms[answer] = form_token_ids(self.tokenizer, answer)
+        prompts = self._scoring_prompts(chats, assistant_prefixes)
+        conts = [[list(seq) for a in row for seq in forms[a]] for row in choices]
+        # Rows whose answer forms are all one token (Yes/No and letters, usually) need only the
+        # next-token distribution: the generation path's prefix groups and batches give it.
+        single = [k for k, row in enumerate(conts) if all(len(c) == 1 for c in row)]
+        multi = [k for k, row in enumerate(conts) if any(len(c) > 1 for c in row)]
+        scores: list[list[float]] = [[] for _ in conts]
+        if single:
+            tokens = sorted({c[0] for k in single for c in conts[k]})
+            column = {t: j for j, t in enumerate(tokens)}
+            rows = self.next_logprobs([prompts[k] for k in single], tokens)
+            for k, row in zip(single, rows, strict=True):
+                scores[k] = [row[column[c[0]]] for c in conts[k]]
+        if multi:
+            found = continuation_logprobs(self.model, [prompts[k] for k in multi], [conts[k] for k in multi],
+                                          pad_id=self.pad_id)
+            for k, row in zip(multi, found, strict=True):
+                scores[k] = row
+        out = []
+        for row, row_scores in zip(choices, scores, strict=True):
+            masses, k = {}, 0
+            for answer in row:
+                n = len(forms[answer])
+                masses[answer] = logsumexp(row_scores[k:k + n])
+                k += n
+            out.append(normalise(masses))
+        return out
+
+    def _scoring_prompts(self, chats: list[Chat], assistant_prefixes: list[str] | None) -> list[list[int]]:
+        prefixes = assistant_prefixes or [""] * len(chats)
+        return [self.tokenizer(self.render(chat) + prefix, add_special_tokens=False)["input_ids"]
+                for chat, prefix in zip(chats, prefixes, strict=True)]
+
+    def _continuation_ids(self, text: str) -> list[int]:
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        if not ids:
+            raise ValueError(f"continuation {text!r} encodes to no tokens")
+        return ids

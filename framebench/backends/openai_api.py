@@ -19,7 +19,7 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from framebench.backends.base import Chat, Decoding
 from framebench.errors import UserError
@@ -140,21 +140,26 @@ class OpenAIBackend:
             await client.close()
 
     async def _complete(self, client, chat: Chat, decoding: Decoding, index: int) -> str:
-        import openai
-
         kwargs = {"model": self.model, "messages": chat, "temperature": decoding.temperature,
                   "max_tokens": decoding.max_new_tokens}
         if decoding.stop:
             kwargs["stop"] = list(decoding.stop)[:4]  # the API accepts at most 4
+        text = await self._request(client, kwargs, index, _completion_text)
+        for stop in decoding.stop:
+            cut = text.find(stop)
+            if cut >= 0:
+                text = text[:cut]
+        return text
+
+    async def _request(self, client, kwargs: dict, index: int, read: Callable):
+        """One chat-completions request with retries; ``read(response)`` extracts the result (and
+        raises MalformedResponse for a body that is not a proper completion)."""
+        import openai
+
         for attempt in range(self.max_retries + 1):
             try:
                 response = await client.chat.completions.create(**kwargs)
-                text = _completion_text(response)
-                for stop in decoding.stop:
-                    cut = text.find(stop)
-                    if cut >= 0:
-                        text = text[:cut]
-                return text
+                return read(response)
             except (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError,
                     openai.APIResponseValidationError, MalformedResponse, json.JSONDecodeError) as exc:
                 status = getattr(exc, "status_code", None)
@@ -173,6 +178,81 @@ class OpenAIBackend:
                             self.max_retries, index, delay, type(exc).__name__, _short(exc))
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
+
+    # ---- constrained answers ---------------------------------------------------------------
+    def answer_probabilities(self, chats: list[Chat], choices: list[Sequence[str]],
+                             assistant_prefixes: list[str] | None = None) -> list[dict[str, float]]:
+        """``P(answer)`` over each chat's allowed answers from the first generated token's
+        ``top_logprobs`` (answers whose forms are not among them get 0; all absent: ``{}``)."""
+        if assistant_prefixes and any(assistant_prefixes):
+            raise UserError(f"{self.spec}: constrained answers after generated reasoning (OMIT M1/M4) need "
+                            "prompt scoring, which chat-completions servers do not offer; use --answer generate")
+        if not chats:
+            return []
+        return _run_coroutine(self._probabilities_all(chats, choices))
+
+    async def _probabilities_all(self, chats, choices):
+        import openai
+
+        client = openai.AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url,
+                                    max_retries=0, timeout=self.timeout)
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int, chat: Chat, allowed: Sequence[str]) -> dict[str, float]:
+            kwargs = {"model": self.model, "messages": chat, "temperature": 0.0, "max_tokens": 1,
+                      "logprobs": True, "top_logprobs": TOP_LOGPROBS}
+            async with limit:
+                top = await self._request(client, kwargs, i, self._top_logprobs)
+            return probabilities_from_top_logprobs(top, allowed)
+
+        try:
+            return list(await asyncio.gather(*(one(i, c, a) for i, (c, a) in enumerate(zip(chats, choices,
+                                                                                                strict=True)))))
+        finally:
+            await client.close()
+
+    def _top_logprobs(self, response) -> list[tuple[str, float]]:
+        _completion_text(response)  # a proper completion first (else retried)
+        logprobs = getattr(response.choices[0], "logprobs", None)
+        content = getattr(logprobs, "content", None) if logprobs is not None else None
+        if not content:
+            raise UserError(f"{self.spec}: the server at {self.base_url} returned no logprobs; --answer "
+                            "constrained needs logprobs/top_logprobs (use --answer generate)")
+        first = content[0]
+        top = getattr(first, "top_logprobs", None) or []
+        pairs = [(t.token, float(t.logprob)) for t in top]
+        if not pairs:
+            pairs = [(first.token, float(first.logprob))]
+        return pairs
+
+
+TOP_LOGPROBS = 20
+
+
+def probabilities_from_top_logprobs(top: list[tuple[str, float]], allowed: Sequence[str]) -> dict[str, float]:
+    """Mass of each allowed answer = sum of exp(logprob) over the top tokens that equal one of its
+    surface forms (backends/constrained.py), normalised over the allowed answers."""
+    import math
+
+    from framebench.backends.constrained import surface_forms
+
+    masses = {a: sum(math.exp(lp) for tok, lp in top if tok in surface_forms(a)) for a in allowed}
+    total = sum(masses.values())
+    if total <= 0:
+        return {}
+    return {a: m / total for a, m in masses.items()}
+
+
+def _run_coroutine(coro):
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: result.setdefault("v", asyncio.run(coro)))
+    thread.start()
+    thread.join()
+    return result["v"]
 
 
 def _completion_text(response) -> str:

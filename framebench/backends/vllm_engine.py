@@ -13,6 +13,11 @@ here), so this backend only builds requests and maps outputs, the same way the `
 
 Records and result-store keys have the same shape as for ``hf:``; the fingerprint names the engine
 (``vllm:weights=...:template=...``), so results of the two engines are stored apart.
+
+``--answer constrained`` scores each allowed answer's token sequences with vLLM's prompt logprobs
+(``prompt_logprobs=0``: the log-probability of every prompt token as given): one request per
+(prompt, answer form), ``prompt + form``, and the form's tokens' log-probabilities summed. The
+masses and the pick follow ``framebench.backends.constrained``, as for ``hf:``.
 """
 
 from __future__ import annotations
@@ -118,6 +123,31 @@ class VLLMBackend:
 
     def output_text(self, token_ids: Sequence[int], decoding: Decoding) -> str:
         return decode_until_stop(self.tokenizer, token_ids, self.eos_ids, decoding.stop)
+
+    def answer_probabilities(self, chats: list[Chat], choices: list[Sequence[str]],
+                             assistant_prefixes: list[str] | None = None) -> list[dict[str, float]]:
+        """``P(answer)`` over each chat's allowed answers (``framebench.backends.constrained``)."""
+        from framebench.backends.constrained import form_token_ids, logsumexp, normalise
+
+        forms = {a: form_token_ids(self.tokenizer, a) for row in choices for a in row}
+        prefixes = assistant_prefixes or [""] * len(chats)
+        prompts = [list(self.tokenizer(self.render(chat) + prefix, add_special_tokens=False)["input_ids"])
+                   for chat, prefix in zip(chats, prefixes, strict=True)]
+        requests, spans = [], []
+        for prompt, row in zip(prompts, choices, strict=True):
+            for answer in row:
+                for seq in forms[answer]:
+                    requests.append({"prompt_token_ids": prompt + list(seq)})
+                    spans.append((len(prompt), seq))
+        if not requests:
+            return []
+        params = self._vllm.SamplingParams(n=1, temperature=0.0, max_tokens=1, prompt_logprobs=0)
+        results = self.llm.generate(requests, params, use_tqdm=False)
+        if len(results) != len(requests):
+            raise RuntimeError(f"{self.spec}: vLLM returned {len(results)} outputs for {len(requests)} prompts")
+        scores = iter(sum(result.prompt_logprobs[start + j][token].logprob for j, token in enumerate(seq))
+                      for result, (start, seq) in zip(results, spans, strict=True))
+        return [normalise({a: logsumexp([next(scores) for _ in forms[a]]) for a in row}) for row in choices]
 
     def generate(self, chats: list[Chat], decoding: Decoding,
                  on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:

@@ -1,14 +1,18 @@
 """``framebench demo``: the embedded default end to end, offline on a CPU (``framebench.api``).
 
-Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks), on the OMIT demo
-scenarios (M0, M1) and as the planner on the demo robotics episodes (7 variants each, with the
-oracle planner as a reference row), adds the ``baseline:always-yes`` reference, and writes the
+Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks) and on the OMIT
+demo scenarios (M0, M1), each twice: free generation with strict parsing (the papers' protocol) and
+constrained answers (the probability of each allowed answer, which the report turns into
+framing-susceptibility shifts with intervals). On the demo robotics episodes (7 variants each) it
+runs SmolLM2 as a generating planner and as the choice-scoring planner (``choice:smollm2``), with
+the oracle planner as a reference row. It adds the ``baseline:always-yes`` reference and writes the
 unified report. Every step goes through the public Python API and the runs' result stores, so a
 second run resumes and finishes in seconds.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,24 +23,39 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 
 
-def demo_steps(out: Path, model: str, planner_replans: int) -> list[tuple[str, Path, Callable[[Path], object]]]:
-    """(title, run folder, how to run it) for each run of the demo, in order."""
+def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int = 12,
+               planner_episodes: int = 1) -> list[tuple[str, Path, Callable[[Path], object]]]:
+    """(title, run folder, how to run it) for each run of the demo, in order. The text runs share
+    one loaded model: the constrained FramingQA run then reads most answer probabilities from the
+    generation run's first decoding step instead of running the prompts again."""
     from framebench import api
+    from framebench.backends import load_backend
+
+    shared = functools.cache(lambda: load_backend(model))
 
     runs = out / "runs"
     fqa, omit, robotics = DEMO / "framingqa", DEMO / "omit", DEMO / "robotics"
     episodes = robotics / "episodes.json.gz"
     return [
         ("FramingQA text, " + model, runs / "framingqa-model",
-         lambda run: api.run_text(model, fqa, run, progress=True)),
+         lambda run: api.run_text(model, fqa, run, backend=shared(), progress=True)),
+        ("FramingQA text, " + model + ", constrained answers", runs / "framingqa-model-constrained",
+         lambda run: api.run_text(model, fqa, run, answer="constrained", backend=shared(), progress=True)),
         ("FramingQA text, baseline:always-yes", runs / "framingqa-always-yes",
          lambda run: api.run_text("baseline:always-yes", fqa, run, progress=True)),
         ("OMIT M0 + M1, " + model, runs / "omit-model",
-         lambda run: api.run_text(model, omit, run, conditions="M0,M1", progress=True)),
+         lambda run: api.run_text(model, omit, run, conditions="M0,M1", backend=shared(), progress=True)),
+        ("OMIT M0 + M1, " + model + ", constrained answers", runs / "omit-model-constrained",
+         lambda run: api.run_text(model, omit, run, conditions="M0,M1", answer="constrained",
+                                  reasoning_from=[runs / "omit-model"], backend=shared(), progress=True)),
         ("Robotics, oracle planner", runs / "embodied-oracle",
          lambda run: api.run_embodied("oracle", episodes, run, progress=True)),
         ("Robotics, " + model + " planner", runs / "embodied-model",
-         lambda run: api.run_embodied(model, episodes, run, replan_cap=planner_replans, progress=True)),
+         lambda run: api.run_embodied(model, episodes, run, replan_cap=planner_replans,
+                                      limit=planner_episodes, progress=True)),
+        (f"Robotics, choice:{model} planner (scores the valid actions)", runs / "embodied-choice",
+         lambda run: api.run_embodied(f"choice:{model}", episodes, run, replan_cap=choice_replans,
+                                      limit=planner_episodes, progress=True)),
     ]
 
 
@@ -44,6 +63,9 @@ def demo(
     out: Path = typer.Option(Path("framebench-demo"), "--out", help="Output folder (runs/ and report/)."),
     model: str = typer.Option("smollm2", "--model", help="Model spec for every step (default: the packaged SmolLM2)."),
     planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
+    choice_replans: int = typer.Option(12, "--choice-replans", help="Replan cap for the choice planner in the demo."),
+    planner_episodes: int = typer.Option(1, "--planner-episodes", min=1,
+                                         help="Demo episodes the two model planners run (7 variants each)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
     from framebench import api
@@ -57,13 +79,14 @@ def demo(
     console = make_console()
     for folder in (out, out / "runs", out / "report"):
         check_out_folder(folder)  # before any model is loaded
-    for _title, run_dir, _run in demo_steps(out, model, planner_replans):
+    steps = demo_steps(out, model, planner_replans, choice_replans, planner_episodes)
+    for _title, run_dir, _run in steps:
         check_out_folder(run_dir)
     if not DEMO.exists():
         raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()
     run_dirs: list[Path] = []
-    for title, run_dir, step_run in demo_steps(out, model, planner_replans):
+    for title, run_dir, step_run in steps:
         console.rule(f"[bold]{title}")
         step = time.perf_counter()
         result = step_run(run_dir)

@@ -9,8 +9,8 @@ from framebench.cli.text import MODEL_ARG_HELP
 
 
 def embodied(
-    planner: str = typer.Option(..., "--planner", help="oracle, script:FILE, hf:PATH, openai:NAME or smollm2 "
-                                 "(framebench list planners)."),
+    planner: str = typer.Option(..., "--planner", help="oracle, script:FILE, hf:PATH, openai:NAME, smollm2 "
+                                 "or choice:MODEL (framebench list planners)."),
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
     simulator: str = typer.Option(None, "--simulator", help="symbolic (default) | habitat"),

@@ -64,8 +64,10 @@ def engines() -> list[Entry]:
 
 
 def planners() -> list[Entry]:
-    return [*((e.usage(), e.help) for e in _engines("planner")),
-            *((e.usage(), f"LLM planner (ReAct loop) on {e.help}") for e in _engines("model") if e.plans)]
+    planners = _engines("planner")
+    return [*((e.usage(), e.help) for e in planners if not e.options),
+            *((e.usage(), f"LLM planner (ReAct loop) on {e.help}") for e in _engines("model") if e.plans),
+            *((e.usage(), e.help) for e in planners if e.options)]
 
 
 CATALOG: dict[str, Callable[[], list[Entry]]] = {

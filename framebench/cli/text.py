@@ -25,6 +25,11 @@ def text(
                                    help="OMIT conditions, e.g. M0,M1,M2 (default: M0; OMIT data only)."),
     base_url: str = typer.Option(None, "--base-url",
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
+    answer: str = typer.Option("generate", "--answer",
+                               help="generate (free text, strictly parsed) or constrained (scored allowed answers)."),
+    reasoning_from: list[Path] = typer.Option(
+        [], "--reasoning-from", help="Constrained OMIT M1/M4: reuse the reasoning another run folder "
+        "already generated (same model, prompt and decoding) instead of generating it again."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     force: bool = FORCE,
     executor: str = EXECUTOR,
@@ -47,7 +52,8 @@ def text(
                            batch_size=batch_size if batch_size == "auto" else int(batch_size),
                            concurrency=concurrency, conditions=conditions, progress=not quiet,
                            base_url=base_url, model_args=parse_model_args(model_arg), force=force,
-                           executor=executor, ray_address=ray_address, ray_workers=ray_workers)
+                           executor=executor, ray_address=ray_address, ray_workers=ray_workers,
+                           answer=answer, reasoning_from=reasoning_from)
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 

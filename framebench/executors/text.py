@@ -22,14 +22,15 @@ from framebench.runinfo import RUN_FILE, write_json_atomic
 GPU_KINDS = ("hf", "vllm", "smollm2")
 
 
-def plan_units(data: Path, tasks: Any, formats: Any, limit: int | None, conditions: Any) -> list[list[Any]]:
+def plan_units(data: Path, tasks: Any, formats: Any, limit: int | None, conditions: Any,
+               answer: str = "generate") -> list[list[Any]]:
     """The jobs of a run, grouped into units (the local runner's calls, in its order)."""
     from framebench.items import ITEMS_FILE, read_items
     from text_eval.runner import _calls, _split, build_jobs, select_items
 
     items_path = data / ITEMS_FILE if data.is_dir() else data
     items = select_items(read_items(items_path), tasks, formats, limit)
-    jobs = build_jobs(items, _split(conditions) or ["M0"], items_path)
+    jobs = build_jobs(items, _split(conditions) or ["M0"], items_path, answer)
     by_decoding: dict[Any, list[Any]] = {}
     for job in jobs:
         by_decoding.setdefault(job.decoding, []).append(job)
@@ -67,14 +68,13 @@ class TextWorker:
         self.store = ShardedStore(self.out, f"{os.getpid()}-{os.urandom(4).hex()}")
 
     def _jobs(self, record_ids: list[str], items: list[dict[str, Any]]) -> list[Any]:
-        from framebench.store import result_key
-        from text_eval.runner import _split, build_jobs
+        from text_eval.runner import _split, build_jobs, job_key
 
         built = {j.record_id: j for j in build_jobs(items, _split(self.plan["conditions"]) or ["M0"],
-                                                    Path(self.plan["data"]))}
+                                                    Path(self.plan["data"]), self.plan["answer"])}
         jobs = [built[r] for r in record_ids]
         for job in jobs:
-            job.key = result_key(self.fingerprint, job.record_id, job.chat, job.decoding.as_dict())
+            job.key = job_key(self.fingerprint, job)
         return jobs
 
     def run_unit(self, index: int, look_elsewhere: bool,
@@ -82,7 +82,10 @@ class TextWorker:
         t0 = time.perf_counter()
         if self.backend is None:
             self._setup()
-        from text_eval.runner import _generate_pending  # the first unit pays this import as setup
+        from text_eval.runner import (  # the first unit pays this import as setup
+            _generate_pending,
+            _score_pending,
+        )
 
         setup = time.perf_counter() - t0
         assert self.store is not None
@@ -90,7 +93,10 @@ class TextWorker:
         jobs = self._jobs(*unit)
         found = self.store.get_many(j.key for j in jobs)
         pending = [j for j in jobs if j.key not in found]
-        if pending:
+        if pending and self.plan["answer"] == "constrained":
+            _score_pending(self.backend, pending, self.store, lambda done: None, self.fingerprint,
+                           [Path(p) for p in self.plan["reasoning_from"]])
+        elif pending:
             _generate_pending(self.backend, pending, self.store, lambda done: None)
         meta = {"spec": self.backend.spec, "fingerprint": self.fingerprint,
                 "info": getattr(self.backend, "info", dict)()}
@@ -119,6 +125,9 @@ class StoredOutputs:
 
     def generate(self, chats: list[Any], decoding: Any, **_: Any) -> list[str]:
         raise RuntimeError(f"{len(chats)} outputs missing from the merged store after every unit finished")
+
+    def answer_probabilities(self, chats: list[Any], choices: Any, **_: Any) -> list[dict[str, float]]:
+        raise RuntimeError(f"{len(chats)} answers missing from the merged store after every unit finished")
 
 
 def actor_resources(ray: Any, model: str | None, gpus_per_worker: float | None) -> dict[str, Any]:
@@ -153,7 +162,8 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
                  limit: int | None = None, batch_size: Any = "auto", concurrency: int = 8,
                  conditions: Any = None, progress: bool = True, base_url: str | None = None,
                  ray_address: str | None = None, workers: int | None = None,
-                 gpus_per_worker: float | None = None, force: bool = False):
+                 gpus_per_worker: float | None = None, force: bool = False, answer: str = "generate",
+                 reasoning_from: Any = ()):
     """Run ``framebench text`` on Ray; returns the local runner's summary of the merged run."""
     from framebench.executors.cluster import ray_session, require_ray
     from framebench.items import ITEMS_FILE
@@ -162,7 +172,7 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
     require_ray(ray_address)
     t0 = time.perf_counter()
     data, out = Path(data), Path(out)
-    units = plan_units(data, tasks, formats, limit, conditions)  # validates the selection first
+    units = plan_units(data, tasks, formats, limit, conditions, answer)  # validates the selection first
     if not units:
         from framebench.errors import UserError
 
@@ -170,7 +180,8 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
     out.mkdir(parents=True, exist_ok=True)
     plan = {"data": str(data.resolve()), "tasks": tasks, "formats": formats, "limit": limit,
-            "conditions": conditions}
+            "conditions": conditions, "answer": answer,
+            "reasoning_from": [str(Path(p).resolve()) for p in reasoning_from]}
     options = backend_options(model, batch_size, concurrency, base_url)
     resuming = has_results(out)
     with ray_session(ray_address, num_cpus=workers) as ray:
@@ -184,7 +195,7 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
     meta = stats.meta
     summary = run_text(model, data, out, tasks=tasks, formats=formats, limit=limit, conditions=conditions,
                        progress=False, backend=StoredOutputs(meta["spec"], meta["fingerprint"], meta["info"]),
-                       force=force)
+                       force=force, answer=answer, reasoning_from=reasoning_from)
     finish_run_info(out, {"name": "ray", "workers": n_workers, "address": ray_address or "local",
                           **stats.as_dict()})
     remove_shards(out)

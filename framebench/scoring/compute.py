@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from framebench.records import label_answer_modes
 from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.headline import score_headline
+from framebench.scoring.susceptibility import score_susceptibility
 
 
 def jsonable(value: Any) -> Any:
@@ -37,9 +39,12 @@ def jsonable(value: Any) -> Any:
 
 
 def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """The report.json structure for a records frame: each registered suite's metrics."""
+    """The report.json structure for a records frame: each registered suite's metrics, the
+    headline, and framing susceptibility where records carry answer probabilities. A model's
+    constrained rows are scored as a model of their own (``label_answer_modes``)."""
     from framebench.registry import ordered_suites
 
+    df = label_answer_modes(df)
     report: dict[str, Any] = {}
     for suite in ordered_suites():
         metrics = suite.score(df, n_resamples)
@@ -47,4 +52,7 @@ def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
             report[suite.name] = metrics
     if report.get("framingqa"):
         report["headline"] = score_headline(df, report["framingqa"], n_resamples=n_resamples)
+    susceptibility = score_susceptibility(df, n_resamples=n_resamples)
+    if susceptibility:
+        report["susceptibility"] = susceptibility
     return jsonable(report)

@@ -266,4 +266,45 @@ def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
     for suite in ordered_suites():
         if report.get(suite.name):
             figures += suite.figures(report[suite.name])
+    if report.get("susceptibility"):
+        figures.append(("Framing susceptibility: shift of P(gold), with 95 % intervals",
+                        susceptibility_figure(report)))
     return [(title, fig) for title, fig in figures if fig is not None]
+
+
+def susceptibility_figure(report: Mapping[str, Any]):
+    """Per format: the shift of P(gold) by level and bias for the pooled task, one bar group per
+    model, 95 % intervals as error bars; None when there is nothing to draw."""
+    from framebench.scoring.view import LEVEL_NAMES
+
+    fqa = (report.get("susceptibility") or {}).get("framingqa") or {}
+    models = ordered(fqa)
+    formats = ordered({f for m in models for f in (fqa[m].get("all") or {})}, FORMAT_NAMES)
+    if not models or not formats:
+        return None
+    fig, axes = plt.subplots(1, len(formats), figsize=(5.5 * len(formats), 3.4), squeeze=False)
+    for ax, fmt in zip(axes[0], formats, strict=True):
+        labels, colors, values, lows, highs = [], [], [], [], []
+        for model in models:
+            levels = ((fqa[model].get("all") or {}).get(fmt)) or {}
+            for level in (lv for lv in LEVELS if lv in levels):
+                for bias in ("correct", "incorrect"):
+                    cell = levels[level].get(bias)
+                    if not cell or cell.get("shift") is None:
+                        continue
+                    v = 100 * cell["shift"]
+                    lo, hi = (cell.get("shift_ci") or [None, None])
+                    labels.append(f"{plain_label(model, 18)}\n{LEVEL_NAMES[level]} {bias[:4]}.")
+                    colors.append(DIRECTION_COLORS[bias])
+                    values.append(v)
+                    lows.append(v - 100 * lo if lo is not None else 0.0)
+                    highs.append(100 * hi - v if hi is not None else 0.0)
+        x = np.arange(len(values))
+        ax.bar(x, values, color=colors, yerr=[lows, highs], capsize=3)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(x, labels, fontsize=6, rotation=90)
+        ax.set_ylabel("shift of P(gold) (pp)")
+        ax.set_title(f"{FORMAT_NAMES.get(fmt, fmt)}, all tasks", fontsize=9)
+    fig.suptitle("Framing susceptibility: how far framing moves P(right answer)", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -13,11 +13,19 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from framebench.scoring.view import MISSING, Section, Table
+from framebench.scoring.view import (  # noqa: F401  (labels re-exported for the report modules)
+    FORMAT_NAMES,
+    LEVEL_NAMES,
+    LEVELS,
+    MISSING,
+    Section,
+    Table,
+    natural_key,
+    ordered,
+    task_name,
+    task_order,
+)
 
-FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
-LEVELS = ("root", "propositional", "global")
-LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
 DIRECTIONS = ("correct", "incorrect", "all")
 EMBODIED_ROWS = {
     "overall": "Overall",
@@ -142,28 +150,6 @@ def p_value(value: Any) -> str:
     if number is None:
         return MISSING
     return f"{number:.2e}" if number < 1e-3 else f"{number:.4f}"
-
-
-def _natural_key(text: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
-
-
-def ordered(keys: Iterable[str], order: Iterable[str] = ()) -> list[str]:
-    """Keys in a preferred order first, then the rest in natural order (M2 before M10)."""
-    keys = list(keys)
-    preferred = [k for k in order if k in keys]
-    return preferred + sorted((k for k in keys if k not in preferred), key=_natural_key)
-
-
-def task_order() -> tuple[str, ...]:
-    """Tasks in report order: the registered suites' tasks, then the pooled "all"."""
-    from framebench.records import known_tasks
-
-    return (*known_tasks(), "all")
-
-
-def task_name(task: str) -> str:
-    return "all (pooled)" if task == "all" else task
 
 
 # ---------------------------------------------------------------- FramingQA
@@ -376,7 +362,7 @@ def omit_mcnemar_table(tests: list[Mapping[str, Any]]) -> Table | None:
              p_value(t.get("p")), p_value(t.get("p_holm")),
              "*" if (_number(t.get("p_holm")) or 1.0) < SIGNIFICANCE else ""]
             for t in sorted(tests, key=lambda t: (str(t.get("model")),
-                                                  _natural_key(str(t.get("condition")))))]
+                                                  natural_key(str(t.get("condition")))))]
     if not rows:
         return None
     return Table(
@@ -462,6 +448,12 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     for suite in ordered_suites():
         if report.get(suite.name):
             sections += suite.report_sections(report)
+    if report.get("susceptibility"):
+        from framebench.scoring.susceptibility_report import susceptibility_section
+
+        section = susceptibility_section(report)
+        if section is not None:
+            sections.append(section)
     return sections
 
 

@@ -39,13 +39,9 @@ def _run_info(run_dir: Path) -> dict[str, Any]:
 
 
 def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.DataFrame | None = None) -> str:
-    """How the answers were obtained: the run's declared answer mode (run.json ``answer_mode``
-    or the records' ``answer_mode`` column, e.g. ``generate``/``constrained``), else in words."""
-    declared = str(info.get("answer_mode") or "")
-    if not declared and records is not None and "answer_mode" in records.columns:
-        declared = ", ".join(sorted({str(m) for m in records["answer_mode"].dropna() if str(m)}))
-    if declared:
-        return declared
+    """How the answers were obtained, in words: from who answered (persona panel, baseline,
+    scripted or LLM planner), then the run's answer mode (run.json ``answer_mode`` or the records'
+    ``answer_mode`` column: ``generate`` or ``constrained``)."""
     if model.startswith("persona:") or info.get("model") == "authored":
         return "authored (the dataset's persona panel)"
     if model.startswith("baseline:"):
@@ -53,7 +49,14 @@ def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.Dat
     if suite == "embodied":
         if model == "oracle" or model.startswith("script:"):
             return "scripted planner (no model)"
+        if model.startswith("choice:"):
+            return "choice planner: the most probable of the actions the simulator accepts"
         return "LLM planner, greedy generation, actions parsed strictly"
+    declared = str(info.get("answer_mode") or "")
+    if not declared and records is not None and "answer_mode" in records.columns:
+        declared = ", ".join(sorted({str(m) for m in records["answer_mode"].dropna() if str(m)}))
+    if declared == "constrained":
+        return "constrained: the most probable allowed answer (probabilities kept)"
     return "greedy generation, answer parsed strictly (unparsed = wrong)"
 
 

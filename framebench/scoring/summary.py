@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-TEXT_COLUMNS = {"model", "task", "format", "condition", "planner"}
+TEXT_COLUMNS = {"model", "task", "format", "condition", "planner", "level", "bias"}
 SUMMARY_RESAMPLES = 200  # the summary shows no intervals; the report keeps the full bootstrap
 
 
@@ -42,6 +42,9 @@ def summary_tables(report: Mapping[str, Any]) -> list[tuple[str, list[str], list
     if rows:
         tables.append(("Robotics completion", ["planner", "n episodes", "neutral", "correct", "incorrect",
                                                "strict all"], rows))
+    from framebench.scoring.susceptibility_report import summary_rows
+
+    tables += summary_rows(report.get("susceptibility") or {})
     return tables
 
 

@@ -3,9 +3,15 @@ sections. Suites build them from their metrics; Markdown and HTML render them.""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 MISSING = "–"  # a cell without a value
+FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
+LEVELS = ("root", "propositional", "global")
+LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
 
 
 @dataclass(frozen=True)
@@ -22,3 +28,25 @@ class Table:
 class Section:
     title: str
     tables: list[Table] = field(default_factory=list)
+
+
+def natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def ordered(keys: Iterable[str], order: Iterable[str] = ()) -> list[str]:
+    """Keys in a preferred order first, then the rest in natural order (M2 before M10)."""
+    keys = list(keys)
+    preferred = [k for k in order if k in keys]
+    return preferred + sorted((k for k in keys if k not in preferred), key=natural_key)
+
+
+def task_order() -> tuple[str, ...]:
+    """Tasks in report order: the registered suites' tasks, then the pooled "all"."""
+    from framebench.records import known_tasks
+
+    return (*known_tasks(), "all")
+
+
+def task_name(task: str) -> str:
+    return "all (pooled)" if task == "all" else task

@@ -1,0 +1,117 @@
+"""Tables and figure for the report's framing-susceptibility section (``report["susceptibility"]``;
+definitions in ``framebench/scoring/susceptibility.py`` and ``docs/susceptibility.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from framebench.scoring.view import (
+    FORMAT_NAMES,
+    LEVEL_NAMES,
+    LEVELS,
+    MISSING,
+    Section,
+    Table,
+    ordered,
+    task_name,
+    task_order,
+)
+
+TITLE = "Framing susceptibility (answer probabilities)"
+HOW_TO_READ = (
+    "How to read: a shift is in percentage points of the probability the model gives the right "
+    "answer, framed minus unframed (MC: minus the neutral question; binary: minus the correct-bias "
+    "mirror, the same question naming the correct option). Negative = the framing pulls the model "
+    "away from the right answer, even where its top answer does not change; an interval (95 %, "
+    "contexts resampled) that excludes 0 is a framing effect beyond context-to-context noise. "
+    "Only rows answered with --answer constrained carry probabilities.")
+OMIT_HOW_TO_READ = (
+    "How to read: omission shift = (1 − P(yes | action)) − P(yes | omission) per scenario, averaged: "
+    "how far the omission frame lowers P(yes) below what a frame-invariant model would give; it "
+    "equals the expected OBR minus the expected ABR. Positive = omission bias, negative = action "
+    "bias, 0 = consistent; 95 % interval over scenarios.")
+
+
+def _pp(value: Any) -> str:
+    if value is None:
+        return MISSING
+    return f"{100 * float(value):+.1f}"
+
+
+def _pp_ci(value: Any, ci: Any) -> str:
+    if value is None:
+        return MISSING
+    if not ci or ci[0] is None or ci[1] is None:
+        return _pp(value)
+    return f"{_pp(value)} ({_pp(ci[0])}, {_pp(ci[1])})"
+
+
+def _pct(value: Any) -> str:
+    return MISSING if value is None else f"{100 * float(value):.1f}"
+
+
+def framingqa_table(fqa: Mapping[str, Any]) -> Table | None:
+    rows = []
+    for model in ordered(fqa):
+        for task in ordered(fqa[model], task_order()):
+            for fmt in ordered(fqa[model][task], FORMAT_NAMES):
+                levels = fqa[model][task][fmt]
+                for level in (lv for lv in LEVELS if lv in levels):
+                    for bias in ("correct", "incorrect"):
+                        cell = levels[level].get(bias)
+                        if not cell:
+                            continue
+                        rows.append([model, task_name(task), fmt, LEVEL_NAMES[level], bias,
+                                     _pp_ci(cell.get("shift"), cell.get("shift_ci")),
+                                     _pct(cell.get("p_gold_reference")), _pct(cell.get("p_gold")),
+                                     str(cell.get("n_contexts", MISSING))])
+    if not rows:
+        return None
+    return Table("Shift of P(gold) under framing (percentage points)", HOW_TO_READ,
+                 ["Model", "Task", "Format", "Level", "Bias", "Shift (95 % CI)", "P(gold) unframed %",
+                  "P(gold) framed %", "Contexts"], rows)
+
+
+def omit_table(omit: Mapping[str, Any]) -> Table | None:
+    rows = [[model, cond, _pp_ci(c.get("omission_shift"), c.get("omission_shift_ci")),
+             _pct(c.get("p_yes_action")), _pct(c.get("p_yes_omission")), str(c.get("n", MISSING))]
+            for model in ordered(omit) for cond, c in sorted(omit[model].items())]
+    if not rows:
+        return None
+    return Table("OMIT: continuous omission bias from P(yes) (percentage points)", OMIT_HOW_TO_READ,
+                 ["Model", "Condition", "Omission shift (95 % CI)", "P(yes) action %", "P(yes) omission %",
+                  "Scenarios"], rows)
+
+
+def susceptibility_section(report: Mapping[str, Any]) -> Section | None:
+    sus = report.get("susceptibility") or {}
+    tables = [t for t in (framingqa_table(sus.get("framingqa") or {}), omit_table(sus.get("omit") or {}))
+              if t is not None]
+    return Section(TITLE, tables) if tables else None
+
+
+def _ci(ci: Any) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return MISSING
+    return f"{_pp(ci[0])}, {_pp(ci[1])}"
+
+
+def summary_rows(sus: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Terminal summary tables (``framebench.scoring.summary``): pooled-task shifts per level and
+    bias, and the omission shift per condition; percentage points with 95 % intervals."""
+    tables = []
+    fqa = sus.get("framingqa") or {}
+    rows = [[model, fmt, LEVEL_NAMES[level], bias, _pp(cell.get("shift")), _ci(cell.get("shift_ci"))]
+            for model in ordered(fqa) for fmt, levels in (fqa[model].get("all") or {}).items()
+            for level in LEVELS if level in levels
+            for bias, cell in levels[level].items()]
+    if rows:
+        tables.append(("Framing susceptibility, all tasks: shift of P(gold), pp",
+                       ["model", "format", "level", "bias", "shift", "95% CI"], rows))
+    omit = sus.get("omit") or {}
+    rows = [[model, cond, str(c.get("n", "")), _pp(c.get("omission_shift")), _ci(c.get("omission_shift_ci"))]
+            for model in ordered(omit) for cond, c in sorted(omit[model].items())]
+    if rows:
+        tables.append(("OMIT omission shift from P(yes), pp", ["model", "condition", "n", "shift", "95% CI"], rows))
+    return tables

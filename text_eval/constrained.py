@@ -1,0 +1,91 @@
+"""``--answer constrained`` for the text runner: the model answers from the allowed set only.
+
+FramingQA binary items and short-answer OMIT conditions: the backend's ``answer_probabilities``
+over ``Yes``/``No`` (or the option letters) right after the prompt. OMIT conditions that end with a
+final ``ANSWER:`` line (M1, M4): the model first reasons (the same greedy generation as in
+``generate`` mode, stored under the same key), then the answer is scored after the reasoning, cut
+before any ``ANSWER:`` it wrote, with ``"\\nANSWER:"`` appended. Definitions:
+``framebench/backends/constrained.py`` and ``docs/susceptibility.md``.
+
+The store key of a constrained result holds ``answer: constrained``, the allowed answers and the
+scoring version, so a constrained and a generated answer are never served for each other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from framebench.errors import UserError
+from framebench.registry import suite
+from framebench.suite import Job
+
+SCORING_VERSION = "constrained-v1"
+ANSWER_SUFFIX = "\nANSWER:"
+_ANSWER_TAG = re.compile(r"\banswer\s*:", re.IGNORECASE)
+
+
+def job_choices(job: Job) -> tuple[str, ...]:
+    return suite(job.item["suite"]).answer_choices(job)
+
+
+def needs_reasoning(job: Job) -> bool:
+    return suite(job.item["suite"]).reasons_first(job)
+
+
+def check_backend(backend: Any) -> None:
+    if not hasattr(backend, "answer_probabilities"):
+        raise UserError(f"{backend.spec}: this engine cannot score answers (--answer constrained); "
+                        "use hf:, smollm2, vllm: or an openai: server that returns logprobs")
+
+
+def scoring_settings(job: Any) -> dict[str, Any]:
+    """What the store key of a constrained result depends on, besides model, item and prompt."""
+    settings: dict[str, Any] = {"answer": "constrained", "choices": list(job_choices(job)),
+                                "version": SCORING_VERSION}
+    if needs_reasoning(job):
+        settings["reasoning"] = job.decoding.as_dict()
+        settings["after"] = ANSWER_SUFFIX
+    return settings
+
+
+def answer_prefix(reasoning: str) -> str:
+    """The assistant text the answer is scored after: the reasoning up to its last ``ANSWER:``
+    tag (or all of it), then ``"\\nANSWER:"``."""
+    tags = list(_ANSWER_TAG.finditer(reasoning))
+    kept = reasoning[:tags[-1].start()] if tags else reasoning
+    return kept.rstrip() + ANSWER_SUFFIX
+
+
+def score_jobs(backend: Any, jobs: list[Any], store: Any, reasoning_key: Callable[[Any], str],
+               generate: Callable[[list[Any]], None], on_done: Callable[[list[Any]], None],
+               call_size: int = 256, reasoning_stores: Sequence[Any] = ()) -> None:
+    """Fill ``job.probs`` for every job (``job.output`` holds the reasoning where one is needed),
+    storing each call's results as soon as it is scored. Reasoning is looked up in ``store``, then
+    in ``reasoning_stores`` (other runs' stores: the key pins model, item, prompt and decoding),
+    and generated only where none has it."""
+    check_backend(backend)
+    reasoning = [j for j in jobs if needs_reasoning(j)]
+    if reasoning:
+        found: dict[str, Any] = {}
+        for source in (store, *reasoning_stores):
+            found = {**source.get_many(reasoning_key(j) for j in reasoning), **found}
+        for job in reasoning:
+            hit = found.get(reasoning_key(job))
+            if hit is not None:
+                job.output = hit["output"]
+        missing = [j for j in reasoning if j.output is None]
+        if missing:
+            generate(missing)  # stores the reasoning under its generation key
+    for start in range(0, len(jobs), call_size):
+        call = jobs[start:start + call_size]
+        prefixes = [answer_prefix(j.output or "") if needs_reasoning(j) else "" for j in call]
+        probs = backend.answer_probabilities([j.chat for j in call], [job_choices(j) for j in call],
+                                             assistant_prefixes=prefixes if any(prefixes) else None)
+        if len(probs) != len(call):
+            raise RuntimeError(f"{backend.spec}: returned {len(probs)} answers for {len(call)} prompts")
+        for job, p in zip(call, probs, strict=True):
+            job.probs = dict(p)
+        store.put_many((j.key, j.record_id, {"probs": j.probs, "output": j.output or ""}) for j in call)
+        on_done(call)
