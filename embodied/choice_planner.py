@@ -20,7 +20,7 @@ import math
 from collections.abc import Collection
 from typing import Any
 
-from embodied.planners import Planner
+from embodied.planners import Planner, recent_turns
 from embodied.skills import SUCCESS, TOOL_DESCRIPTIONS, Action, SkillExecutor
 from embodied.world import World
 from framebench.errors import UserError
@@ -130,13 +130,7 @@ class ChoicePlanner(Planner):
     def decide(self, sessions, results, objects):
         chats, no_task, candidates = [], [], []
         for session, result, objects_text in zip(sessions, results, objects, strict=True):
-            turns = session["turns"]
-            if result is not None:
-                turns.append({"role": "user", "content": f"Result: {result}\n{objects_text}\n\n"
-                                                         "What is your next action?"})
-            recent = turns[-2 * self.history_turns:]
-            if recent and recent[0]["role"] == "user":
-                recent = recent[1:]
+            recent = recent_turns(session["turns"], result, objects_text, self.history_turns)
             chats.append([{"role": "system", "content": self.system}, session["task"]] + recent)
             no_task.append([{"role": "system", "content": self.system}, session["no_task"]] + recent)
             world = session["env"].world

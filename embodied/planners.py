@@ -115,6 +115,18 @@ class ScriptPlanner(PlanPlanner):
         return self.scripts.get(episode["episode_id"], [])
 
 
+def recent_turns(turns: list[dict[str, str]], result: str | None, objects_text: str,
+                 history_turns: int) -> list[dict[str, str]]:
+    """Append the last action's result (and the objects' state) to a session's turns; return the
+    last ``history_turns`` exchanges, starting with an assistant turn so user and assistant
+    alternate after the task message."""
+    if result is not None:
+        turns.append({"role": "user", "content": f"Result: {result}\n{objects_text}\n\n"
+                                                 "What is your next action?"})
+    recent = turns[-2 * history_turns:]
+    return recent[1:] if recent and recent[0]["role"] == "user" else recent
+
+
 class LLMPlanner(Planner):
     uses_cap = True
 
@@ -144,13 +156,7 @@ class LLMPlanner(Planner):
         """One LLM generation per session, sent to the backend as one batch."""
         chats = []
         for session, result, objects_text in zip(sessions, results, objects, strict=True):
-            turns = session["turns"]
-            if result is not None:
-                turns.append({"role": "user", "content": f"Result: {result}\n{objects_text}\n\n"
-                                                         "What is your next action?"})
-            recent = turns[-2 * self.history_turns:]
-            if recent and recent[0]["role"] == "user":  # keep user/assistant alternation after the task
-                recent = recent[1:]
+            recent = recent_turns(session["turns"], result, objects_text, self.history_turns)
             chats.append([{"role": "system", "content": self.system}, session["task"]] + recent)
         texts = self.backend.generate(chats, self.decoding) if chats else []
         out = []

@@ -30,7 +30,7 @@ MAX_BATCH_ROWS = 8
 MAX_PACKED_TOKENS = 512
 
 
-def _common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -48,7 +48,7 @@ def prefix_groups(prompts: list[list[int]], min_prefix: int = MIN_SHARED_PREFIX)
         if groups:
             plen, members = groups[-1]
             first = prompts[members[0]]
-            shared = min(_common_prefix_len(first, prompts[i]), len(first) - 1, len(prompts[i]) - 1)
+            shared = min(common_prefix_len(first, prompts[i]), len(first) - 1, len(prompts[i]) - 1)
             merged = shared if len(members) == 1 else min(plen, shared)
             if merged >= min_prefix:
                 members.append(i)
@@ -208,7 +208,7 @@ def continuation_logprobs_incremental(model: Any, prompt: list[int], continuatio
         raise ValueError("prompts and continuations must hold at least one token")
     device = next(model.parameters()).device
     cache, old = state.get("cache"), state.get("ids") or []
-    keep = min(_common_prefix_len(old, prompt), len(prompt) - 1) if cache is not None else 0
+    keep = min(common_prefix_len(old, prompt), len(prompt) - 1) if cache is not None else 0
     if cache is None:
         cache = DynamicCache(config=model.config)
     elif len(old) > keep:

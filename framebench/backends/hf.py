@@ -34,6 +34,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from framebench.backends.base import Chat, Decoding, decode_until_stop
+from framebench.backends.choice_scoring import common_prefix_len
 from framebench.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -101,14 +102,6 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
 def group_by_shared_prefix(seqs: list[list[int]], min_prefix: int = MIN_SHARED_PREFIX,
                            group_overhead: int = 0) -> list[tuple[int, list[int]]]:
     """Cluster sequences that share a token prefix: ``[(prefix_len, member indices), ...]``.
@@ -122,7 +115,7 @@ def group_by_shared_prefix(seqs: list[list[int]], min_prefix: int = MIN_SHARED_P
     group ``(0, members)``. A prefix always leaves each member at least one suffix token.
     """
     order = sorted(range(len(seqs)), key=lambda i: seqs[i])
-    adjacent = [min(_common_prefix_len(seqs[a], seqs[b]), len(seqs[a]) - 1, len(seqs[b]) - 1)
+    adjacent = [min(common_prefix_len(seqs[a], seqs[b]), len(seqs[a]) - 1, len(seqs[b]) - 1)
                 for a, b in pairwise(order)]
 
     def solve(lo: int, hi: int) -> tuple[int, list[tuple[int, list[int]]]]:

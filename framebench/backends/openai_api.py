@@ -108,17 +108,7 @@ class OpenAIBackend:
         """One completion per chat, in order; ``on_batch([i], [text])`` fires as each arrives."""
         if not chats:
             return []
-        coro = self._generate_all(chats, decoding, on_batch)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coro)
-        # Called from inside a running event loop (e.g. a notebook): run in a helper thread.
-        result: dict[str, object] = {}
-        thread = threading.Thread(target=lambda: result.setdefault("v", asyncio.run(coro)))
-        thread.start()
-        thread.join()
-        return result["v"]  # type: ignore[return-value]
+        return _run_coroutine(self._generate_all(chats, decoding, on_batch))
 
     async def _generate_all(self, chats, decoding, on_batch):
         import openai
@@ -244,6 +234,8 @@ def probabilities_from_top_logprobs(top: list[tuple[str, float]], allowed: Seque
 
 
 def _run_coroutine(coro):
+    """Run a coroutine to its end; from inside a running event loop (e.g. a notebook), in a
+    helper thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
