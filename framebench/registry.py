@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 ENGINE_GROUP = "framebench.engines"
 SUITE_GROUP = "framebench.suites"
+BUILD_COMMAND_GROUP = "framebench.build_commands"
+COMMAND_GROUP = "framebench.commands"
 ENGINE_KINDS = ("model", "planner", "simulator")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -149,6 +151,21 @@ def refresh() -> None:
     """Forget the loaded registries (after installing a plugin at run time; used by tests)."""
     engines.cache_clear()
     suites.cache_clear()
+    build_commands.cache_clear()
+    command_groups.cache_clear()
+
+
+@cache
+def build_commands() -> dict[str, Callable[..., Any]]:
+    """``framebench build <name>`` commands (typer functions) that suite packages register under
+    ``framebench.build_commands``."""
+    return _load_group(BUILD_COMMAND_GROUP)
+
+
+@cache
+def command_groups() -> dict[str, Any]:
+    """Top-level command groups (``typer.Typer`` apps) registered under ``framebench.commands``."""
+    return _load_group(COMMAND_GROUP)
 
 
 def engines_of(kind: str) -> dict[str, Engine]:

@@ -100,6 +100,11 @@ class Suite:
         job's decoding) before its answer is scored."""
         return False
 
+    def settings_listing(self) -> list[tuple[str, str]]:
+        """(name, one-line summary) of the per-job settings it offers (``framebench list
+        conditions``; OMIT: the interventions)."""
+        return []
+
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
         """Selection entries of run.json (and of the run id) that this suite's jobs determine."""
         return {}

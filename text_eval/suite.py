@@ -142,6 +142,11 @@ class OmitSuite(Suite):
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
         return {"conditions": sorted({j.setting.name for j in jobs})}
 
+    def settings_listing(self) -> list[tuple[str, str]]:
+        from text_eval.omit_conditions import conditions
+
+        return [(name, condition.summary) for name, condition in conditions().items()]
+
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
         from framebench.scoring.omit import score_omit
         from framebench.scoring.omit_analysis import analyze

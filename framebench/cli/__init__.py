@@ -8,8 +8,9 @@ from typing import Any
 
 import typer
 
-from framebench.cli import build, demo, embodied, listing, partnr, score, sweep, text, view
+from framebench.cli import build, demo, embodied, listing, score, sweep, text, view
 from framebench.errors import UserError
+from framebench.registry import command_groups
 
 WIDE_HELP = 120  # help columns when stdout is not a terminal (logs, pipes): nothing cut at 80
 
@@ -28,7 +29,8 @@ app.command("view")(view.view)
 app.command("list")(listing.list_command)
 app.command("sweep")(sweep.sweep)
 app.add_typer(build.app, name="build")
-app.add_typer(partnr.app, name="partnr")
+for _name, _group in command_groups().items():  # e.g. ``partnr`` (partnr_adapters)
+    app.add_typer(_group, name=_name)
 
 
 def _print_version(value: bool) -> None:

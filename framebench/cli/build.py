@@ -1,12 +1,10 @@
-"""``framebench build framingqa|omit|robotics``: datasets from sources."""
+"""``framebench build <dataset>``: datasets from sources. Each suite package registers its build
+commands under the ``framebench.build_commands`` entry points (FramingQA text, OMIT, robotics)."""
 
 import typer
 
-from framebench.cli.build_framingqa import framingqa
-from framebench.cli.build_omit import omit
-from framebench.cli.build_robotics import robotics
+from framebench.registry import build_commands
 
 app = typer.Typer(help="Build datasets (FramingQA text, OMIT, robotics episodes).", no_args_is_help=True)
-app.command("framingqa")(framingqa)
-app.command("omit")(omit)
-app.command("robotics")(robotics)
+for _name, _command in build_commands().items():
+    app.command(_name)(_command)

@@ -45,9 +45,9 @@ def tasks() -> list[Entry]:
 
 
 def conditions() -> list[Entry]:
-    from text_eval.omit_conditions import conditions as registered
+    from framebench.registry import ordered_suites
 
-    return [(name, condition.summary) for name, condition in registered().items()]
+    return [(name, summary) for suite in ordered_suites() for name, summary in suite.settings_listing()]
 
 
 def engines() -> list[Entry]:
