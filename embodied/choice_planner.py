@@ -3,40 +3,61 @@
 At every decision the planner lists the calls the simulator would accept in the current state
 (``valid_actions``: every candidate in PARTNR's argument grammar, with names from the world, is run
 on a copy of the world and kept when the skill answers ``Successful execution!`` and leads to a
-state the variant has not been in, so it neither idles nor loops), adds ``Done[]``, scores each
-candidate after the prompt (tools, world text, framed instruction, history) and the assistant
-prefix ``Action:``, and executes the best. A candidate's score is its mean token log-probability
-minus the same under that prompt without the task (same world and history): what the instruction
-adds to it (domain-conditional PMI; without it a 135M model repeats whatever string the world text
-makes likely). Definitions in ``docs/susceptibility.md``; ties go to the first candidate in
-enumeration order. All variants of an episode (the 7 framings, decided in lockstep by the runner)
-are scored in one backend call per prompt kind.
+state the variant has not been in, so it neither idles nor loops), adds ``Done[]``, and executes the
+one whose description the model finds most likely as the next step of the plan (SayCan-style):
+each call is said in words with the names said as an instruction says them (``Pick[cup_1]`` ->
+"pick up the cup"), after two worked plans, the objects' places, the framed task and the steps so
+far. The score is the sum of the description's token log-probabilities; ties go to the first
+candidate in enumeration order. Definitions and the measured alternatives in
+``docs/susceptibility.md``. All variants of an episode (the 7 framings, decided in lockstep by the
+runner) are scored in one backend call.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection
 from typing import Any
 
-from embodied.planners import Planner, recent_turns
-from embodied.skills import SUCCESS, TOOL_DESCRIPTIONS, Action, SkillExecutor
+from embodied.planners import Planner
+from embodied.skills import SUCCESS, Action, SkillExecutor
 from embodied.world import World
 from framebench.errors import UserError
 
-PROMPT_VERSION = "choice-v3"
-NULL_TASK = {"role": "user", "content": "What is your next action?"}
-ANSWER_PREFIX = "Action:"
-CANDIDATE_TOOLS = ("Navigate", "Explore", "Pick", "Place", "Open", "Close", "Clean", "Fill", "Pour",
-                   "PowerOn", "PowerOff", "Done")
-SYSTEM_PROMPT = (
-    "You are a robot acting in a house. Complete the task by calling tools, one action at a time.\n\n"
-    "Tools:\n{tools}\n\n"
-    "Use the exact furniture, object and room names from the world description.\n"
-    "Answer with one action, for example: Action: Navigate[cup_0]\n"
-    "When the task is complete, answer with Action: Done[]"
-)
+PROMPT_VERSION = "choice-v4"
+SYSTEM_PROMPT = """You are a household robot. You list the steps that complete the task, one per line.
+
+Example 1:
+The apple is on the table in the kitchen. The book is on the couch in the living room. The bowl is in the cabinet in the kitchen.
+Task: Put the apple and the book on the shelves in the bedroom.
+Steps:
+1. go to the apple
+2. pick up the apple
+3. go to the shelves in the bedroom
+4. put the apple on the shelves in the bedroom
+5. go to the book
+6. pick up the book
+7. go to the shelves in the bedroom
+8. put the book on the shelves in the bedroom
+9. done
+
+Example 2:
+The plate is in the cabinet in the dining room. The vase is on the table in the hallway.
+Task: Clean the plate, then put it in the chest of drawers in the hallway.
+Steps:
+1. go to the plate
+2. open the cabinet in the dining room
+3. clean the plate
+4. pick up the plate
+5. go to the chest of drawers in the hallway
+6. open the chest of drawers in the hallway
+7. put the plate in the chest of drawers in the hallway
+8. done"""
+VERBS = {"Pick": "pick up", "Open": "open", "Close": "close", "Clean": "clean", "Fill": "fill",
+         "Pour": "pour", "PowerOn": "turn on", "PowerOff": "turn off", "Navigate": "go to",
+         "Explore": "explore"}
 
 
 def candidate_actions(world: World) -> list[str]:
@@ -78,6 +99,60 @@ def valid_actions(world: World, visited: Collection[str] = ()) -> list[str]:
     return valid + ["Done[]"]
 
 
+def _words(name: str) -> str:
+    return re.sub(r"_\d+$", "", name).replace("_", " ")
+
+
+def spoken_names(world: World) -> dict[str, str]:
+    """Each room, object and furniture name as an instruction says it: ``bathroom``, ``hand
+    towel``, ``counter in the bathroom``, ``floor of the bathroom``. A name whose words another
+    of its kind shares (two cups; two counters in one room) keeps its number: ``cup 1``."""
+
+    def unique(groups: dict[Any, list[str]], plain: dict[str, str]) -> dict[str, str]:
+        return {n: plain[n] if len(names) == 1 else n.replace("_", " ")
+                for names in groups.values() for n in names}
+
+    def group(names, key) -> dict[Any, list[str]]:
+        out: dict[Any, list[str]] = {}
+        for n in names:
+            out.setdefault(key(n), []).append(n)
+        return out
+
+    rooms = unique(group(world.rooms, _words), {r: _words(r) for r in world.rooms})
+    spoken = dict(rooms)
+    spoken.update(unique(group(world.objects, _words), {o: _words(o) for o in world.objects}))
+    furniture = unique(group(world.furniture, lambda f: (_words(f), world.furniture[f].room)),
+                       {f: _words(f) for f in world.furniture})
+    for name, words in furniture.items():
+        room = rooms[world.furniture[name].room]
+        spoken[name] = f"floor of the {room}" if world.furniture[name].is_floor else f"{words} in the {room}"
+    return spoken
+
+
+def describe_action(action: str, spoken: dict[str, str]) -> str:
+    """A candidate call as a plan step: ``Place[cup_1, within, cabinet_26, None, None]`` ->
+    ``put the cup in the cabinet in the bathroom``."""
+    tool, _, rest = action.partition("[")
+    args = [a.strip() for a in rest.removesuffix("]").split(",")] if rest != "]" else []
+    if tool == "Done":
+        return "done"
+    if tool == "Place":
+        held, relation, furniture, next_to, reference = args
+        step = f"put the {spoken[held]} {'in' if relation == 'within' else 'on'} the {spoken[furniture]}"
+        return step + (f" next to the {spoken[reference]}" if next_to == "next_to" else "")
+    return f"{VERBS[tool]} the {spoken[args[0]]}"
+
+
+def describe_scene(world: World, spoken: dict[str, str]) -> str:
+    """Where each object is, in the words of the plan steps."""
+    places = []
+    for obj in world.objects.values():
+        where = "held by the robot" if obj.held_by else \
+            f"{'in' if obj.relation == 'within' else 'on'} the {spoken[obj.on]}"
+        places.append(f"The {spoken[obj.name]} is {where}.")
+    return " ".join(places)
+
+
 def softmax(scores: list[float]) -> list[float]:
     top = max(scores)
     weights = [math.exp(s - top) for s in scores]
@@ -85,72 +160,75 @@ def softmax(scores: list[float]) -> list[float]:
     return [w / total for w in weights]
 
 
+def plan_prefix(steps: list[str]) -> str:
+    """The assistant's plan so far, ending where the next step's words go."""
+    done = "".join(f"{k}. {step}\n" for k, step in enumerate(steps, start=1))
+    return f"Steps:\n{done}{len(steps) + 1}."
+
+
 class ChoicePlanner(Planner):
     uses_cap = True
     needs_env = True  # the runner puts the variant's env into the session (state for candidates)
 
-    def __init__(self, backend: Any, history_turns: int = 32):
+    def __init__(self, backend: Any):
         if not hasattr(backend, "score_continuations"):
             raise UserError(f"--planner choice:{backend.spec}: this backend cannot score candidates "
                             "(use an hf: model or smollm2)")
         self.backend = backend
         self.spec = f"choice:{backend.spec}"
-        self.history_turns = history_turns
-        self.system = SYSTEM_PROMPT.format(tools="\n".join(
-            f"- {TOOL_DESCRIPTIONS[t]}" for t in CANDIDATE_TOOLS))
 
-    def _states(self, sessions, key: str) -> dict[str, Any]:
+    def _states(self, sessions) -> dict[str, Any]:
         """Per-session KV-cache states for backends that reuse a growing prompt's cache."""
         import inspect
 
         if "states" in inspect.signature(self.backend.score_continuations).parameters:
-            return {"states": [s[key] for s in sessions]}
+            return {"states": [s["kv"] for s in sessions]}
         return {}
 
     def fingerprint(self) -> str:
         return f"choice:{self.backend.fingerprint()}|{PROMPT_VERSION}"
 
     def settings(self) -> dict[str, Any]:
-        return {"prompt_version": PROMPT_VERSION, "history_turns": self.history_turns,
-                "candidate_score": "mean token log-probability after 'Action:', minus the same "
-                                   "in the prompt without the task (what the instruction adds)"}
-
-    def _score(self, sessions, chats, candidates, key: str) -> list[list[float]]:
-        return self.backend.score_continuations(
-            chats, [[" " + c for c in cands] for cands in candidates],
-            assistant_prefixes=[ANSWER_PREFIX] * len(chats), per_token=True, **self._states(sessions, key))
+        return {"prompt_version": PROMPT_VERSION,
+                "candidate_score": "sum of the token log-probabilities of the call's description as "
+                                   "the next plan step"}
 
     def open(self, episode, instruction, world_text):
-        # the world first: the 7 framings of an episode then share every token before the task
-        task = {"role": "user", "content": f"{world_text}\n\nTask: {instruction}\n\nWhat is your next action?"}
-        no_task = {"role": "user", "content": f"{world_text}\n\n{NULL_TASK['content']}"}
-        return {"task": task, "no_task": no_task, "turns": [], "env": None, "kv": {}, "kv_no_task": {},
-                "visited": set()}
+        return {"instruction": instruction, "env": None, "kv": {}, "visited": set(), "steps": [],
+                "spoken": None, "chat": None}
+
+    def _chat(self, session) -> list[dict[str, str]]:
+        if session["chat"] is None:  # the scene as it was when the task was given; the steps follow it
+            world = session["env"].world
+            session["spoken"] = spoken_names(world)
+            # the scene first: the 7 framings of an episode then share every token before the task
+            task = f"{describe_scene(world, session['spoken'])}\nTask: {session['instruction']}"
+            session["chat"] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}]
+        return session["chat"]
 
     def decide(self, sessions, results, objects):
-        chats, no_task, candidates = [], [], []
-        for session, result, objects_text in zip(sessions, results, objects, strict=True):
-            recent = recent_turns(session["turns"], result, objects_text, self.history_turns)
-            chats.append([{"role": "system", "content": self.system}, session["task"]] + recent)
-            no_task.append([{"role": "system", "content": self.system}, session["no_task"]] + recent)
+        chats, candidates, described = [], [], []
+        for session in sessions:
+            chats.append(self._chat(session))
             world = session["env"].world
             session["visited"].add(state_key(world))  # never back to a state this variant has been in
             candidates.append(valid_actions(world, session["visited"]))
+            described.append([describe_action(c, session["spoken"]) for c in candidates[-1]])
         if not chats:
             return []
-        # every variant scored with the task, then without it (the same world and history); the
-        # difference is what the instruction adds to each candidate (domain-conditional PMI)
-        with_task = self._score(sessions, chats, candidates, "kv")
-        without = self._score(sessions, no_task, candidates, "kv_no_task")
-        scores = [[a - b for a, b in zip(ra, rb, strict=True)]
-                  for ra, rb in zip(with_task, without, strict=True)]
+        prefixes = [plan_prefix(s["steps"]) for s in sessions]
+        scores = self.backend.score_continuations(
+            chats, [[" " + d for d in row] for row in described], assistant_prefixes=prefixes,
+            **self._states(sessions))
         out = []
-        for session, chat, cands, row in zip(sessions, chats, candidates, scores, strict=True):
+        for session, chat, prefix, cands, words, row in zip(sessions, chats, prefixes, candidates, described,
+                                                            scores, strict=True):
             best = max(range(len(cands)), key=lambda k: (row[k], -k))
             probs = softmax(row)
             runner_up = max((p for k, p in enumerate(probs) if k != best), default=0.0)
-            session["turns"].append({"role": "assistant", "content": f"{ANSWER_PREFIX} {cands[best]}"})
-            choice = {"probability": probs[best], "margin": probs[best] - runner_up,
+            session["steps"].append(words[best])
+            choice = {"step": words[best], "probability": probs[best], "margin": probs[best] - runner_up,
                       "n_candidates": len(cands), "score": row[best]}
-            out.append((f"{ANSWER_PREFIX} {cands[best]}", chat, {"choice": choice}))
+            prompt = [*chat, {"role": "assistant", "content": prefix}]
+            out.append((f"Action: {cands[best]}", prompt, {"choice": choice}))
         return out

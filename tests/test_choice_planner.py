@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from embodied.choice_planner import NULL_TASK, ChoicePlanner, candidate_actions, valid_actions
+from embodied.choice_planner import (
+    ChoicePlanner,
+    candidate_actions,
+    describe_action,
+    describe_scene,
+    plan_prefix,
+    spoken_names,
+    valid_actions,
+)
 from embodied.episodes import read_episodes
 from embodied.framing import VARIANTS
 from embodied.oracle import oracle_plan
@@ -51,12 +59,14 @@ def test_valid_actions_follow_the_state():
 
 
 class OracleScorer:
-    """Scores the oracle's next action highest (its plan replayed per variant), else by order."""
+    """Scores the description of the oracle's next action highest (its plan replayed per variant,
+    the step number read from the plan prefix), else by order."""
 
     spec = "fake:scorer"
 
     def __init__(self, episode):
-        self.plan = oracle_plan(episode)
+        spoken = spoken_names(World(episode["scene"], episode.get("object_states")))
+        self.plan = [describe_action(a, spoken) for a in oracle_plan(episode)]
         self.calls: list[int] = []
 
     def fingerprint(self):
@@ -65,14 +75,49 @@ class OracleScorer:
     def score_continuations(self, chats, continuations, assistant_prefixes=None, per_token=False):
         self.calls.append(len(chats))
         out = []
-        for chat, cands in zip(chats, continuations, strict=True):
-            if NULL_TASK["content"] in chat[1]["content"] and "Task:" not in chat[1]["content"]:  # no task: flat
-                out.append([0.0] * len(cands))
-                continue
-            done = sum(1 for m in chat if m["role"] == "assistant")
+        for prefix, cands in zip(assistant_prefixes, continuations, strict=True):
+            done = prefix.count("\n") - 1  # "Steps:\n1. ...\n2. ...\n3."
             target = " " + self.plan[min(done, len(self.plan) - 1)]
             out.append([0.0 if c == target else -1.0 - k / 100 for k, c in enumerate(cands)])
         return out
+
+
+def test_calls_are_said_as_the_instruction_says_them():
+    episode = read_episodes(DEMO)[0]
+    world = World(episode["scene"], episode.get("object_states"))
+    spoken = spoken_names(world)
+    assert spoken["hand_towel_0"] == "hand towel" and spoken["bathroom_1"] == "bathroom"
+    assert spoken["counter_27"] == "counter in the bathroom"
+    assert spoken["floor_kitchen_1"] == "floor of the kitchen"
+    assert describe_action("Place[cup_1, on, counter_27, None, None]", spoken) == \
+        "put the cup on the counter in the bathroom"
+    assert describe_action("Place[cup_1, within, cabinet_26, next_to, box_2]", spoken) == \
+        "put the cup in the cabinet in the bathroom next to the box"
+    assert describe_action("Pick[cup_1]", spoken) == "pick up the cup"
+    assert describe_action("Navigate[sink_25]", spoken) == "go to the sink in the kitchen"
+    assert describe_action("PowerOn[speaker_4]", spoken) == "turn on the speaker"
+    assert describe_action("Done[]", spoken) == "done"
+    assert describe_scene(world, spoken).startswith(
+        "The hand towel is on the table in the living room. The cup is on the couch in the living room.")
+    # every call the simulator can be asked for has a description, each one different
+    texts = [describe_action(a, spoken) for a in candidate_actions(world)]
+    assert len(set(texts)) == len(texts)
+    assert plan_prefix([]) == "Steps:\n1." and plan_prefix(["go to the cup"]) == "Steps:\n1. go to the cup\n2."
+
+
+def test_names_shared_by_two_of_a_kind_keep_their_number():
+    scene = {"rooms": ["bedroom_1", "bedroom_2"], "agents": [{"name": "agent_0", "room": "bedroom_1"}],
+             "furniture": [{"name": "bed_3", "type": "bed", "room": "bedroom_1", "position": [0, 0]},
+                           {"name": "bed_4", "type": "bed", "room": "bedroom_2", "position": [1, 0]},
+                           {"name": "table_5", "type": "table", "room": "bedroom_2", "position": [2, 0]},
+                           {"name": "table_6", "type": "table", "room": "bedroom_2", "position": [3, 0]}],
+             "objects": [{"name": "cup_0", "type": "cup", "on": "bed_3"},
+                         {"name": "cup_1", "type": "cup", "on": "bed_4"},
+                         {"name": "book_2", "type": "book", "on": "table_5"}]}
+    spoken = spoken_names(World(scene))
+    assert spoken["bedroom_1"] == "bedroom 1" and spoken["cup_1"] == "cup 1" and spoken["book_2"] == "book"
+    assert spoken["bed_3"] == "bed in the bedroom 1"  # one bed per room: the room tells them apart
+    assert spoken["table_5"] == "table 5 in the bedroom 2"
 
 
 def test_choice_planner_batches_variants_and_logs_probability_and_margin():

@@ -111,4 +111,7 @@ def test_demo_constrained_answers_susceptibility_and_choice_planner(demo_out):
             assert step["action"] is None and log["end"] == "replan_cap" or step["action"] == "Done[]" \
                 or step["result"] == "Successful execution!", step
             assert 0 < step["choice"]["probability"] <= 1
+    # it runs every demo episode and completes some variants (4 of 28 when measured)
+    choice = pd.read_parquet(runs / "embodied-choice" / "records.parquet")
+    assert len(choice) == 28 and choice["success"].any()
     assert "Framing susceptibility" in stdout

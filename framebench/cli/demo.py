@@ -4,8 +4,8 @@ Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks) 
 demo scenarios (M0, M1), each twice: free generation with strict parsing (the papers' protocol) and
 constrained answers (the probability of each allowed answer, which the report turns into
 framing-susceptibility shifts with intervals). On the demo robotics episodes (7 variants each) it
-runs SmolLM2 as a generating planner and as the choice-scoring planner (``choice:smollm2``), with
-the oracle planner as a reference row. It adds the ``baseline:always-yes`` reference and writes the
+runs SmolLM2 as a generating planner (first episode) and as the choice-scoring planner
+(``choice:smollm2``, every episode), with the oracle planner as a reference row. It adds the ``baseline:always-yes`` reference and writes the
 unified report. Every step goes through the public Python API and the runs' result stores, so a
 second run resumes and finishes in seconds.
 """
@@ -24,7 +24,7 @@ DEMO = REPO / "datasets" / "demo"
 
 
 def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int = 12,
-               planner_episodes: int = 1) -> list[tuple[str, Path, Callable[[Path], object]]]:
+               planner_episodes: int = 1, choice_episodes: int | None = None) -> list[tuple[str, Path, Callable[[Path], object]]]:
     """(title, run folder, how to run it) for each run of the demo, in order. The text runs share
     one loaded model: the constrained FramingQA run then reads most answer probabilities from the
     generation run's first decoding step instead of running the prompts again."""
@@ -55,7 +55,7 @@ def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int 
                                       limit=planner_episodes, progress=True)),
         (f"Robotics, choice:{model} planner (scores the valid actions)", runs / "embodied-choice",
          lambda run: api.run_embodied(f"choice:{model}", episodes, run, replan_cap=choice_replans,
-                                      limit=planner_episodes, progress=True)),
+                                      limit=choice_episodes, progress=True)),
     ]
 
 
@@ -65,7 +65,9 @@ def demo(
     planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
     choice_replans: int = typer.Option(12, "--choice-replans", help="Replan cap for the choice planner in the demo."),
     planner_episodes: int = typer.Option(1, "--planner-episodes", min=1,
-                                         help="Demo episodes the two model planners run (7 variants each)."),
+                                         help="Demo episodes the generating model planner runs (7 variants each)."),
+    choice_episodes: int | None = typer.Option(None, "--choice-episodes", min=1,
+                                               help="Demo episodes the choice planner runs (default: all 4)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
     from framebench import api
@@ -79,7 +81,7 @@ def demo(
     console = make_console()
     for folder in (out, out / "runs", out / "report"):
         check_out_folder(folder)  # before any model is loaded
-    steps = demo_steps(out, model, planner_replans, choice_replans, planner_episodes)
+    steps = demo_steps(out, model, planner_replans, choice_replans, planner_episodes, choice_episodes)
     for _title, run_dir, _run in steps:
         check_out_folder(run_dir)
     if not DEMO.exists():
