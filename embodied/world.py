@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from embodied.evaluation import PropositionResult
@@ -118,7 +118,16 @@ class World:
         self.next_to: set[frozenset[str]] = set()
 
     def copy(self) -> World:
-        return copy.deepcopy(self)
+        """An independent world: everything a skill can change (the agent, each object and its
+        states, furniture open/closed, next-to pairs) is copied; names, positions and lists that
+        only the constructor writes are shared. A planner probes every candidate call on one, so
+        this is ~10x cheaper than ``copy.deepcopy``."""
+        new = copy.copy(self)
+        new.agent = copy.copy(self.agent)
+        new.furniture = {n: copy.copy(f) for n, f in self.furniture.items()}
+        new.objects = {n: replace(o, states=dict(o.states)) for n, o in self.objects.items()}
+        new.next_to = set(self.next_to)
+        return new
 
     # ------------------------------------------------------------ geometry helpers
 
