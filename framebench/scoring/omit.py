@@ -54,7 +54,9 @@ def pairs(df: pd.DataFrame) -> pd.DataFrame:
     for frame in ("action", "omission"):
         scenarios[frame] = answers[frame] if frame in answers.columns else np.nan
     both = scenarios["action"].notna() & scenarios["omission"].notna()
-    joined = scenarios["action"].fillna("").astype(str) + scenarios["omission"].fillna("").astype(str)
+    # object first: a frame with no parsed answer is an all-NaN float column, which "" cannot fill
+    joined = (scenarios["action"].astype(object).fillna("").astype(str)
+              + scenarios["omission"].astype(object).fillna("").astype(str))
     scenarios["pattern"] = joined.astype(object).where(both, None)
     return scenarios[["pattern", "conflicts"]]
 
