@@ -174,16 +174,15 @@ class ChoicePlanner(Planner):
         if not hasattr(backend, "score_continuations"):
             raise UserError(f"--planner choice:{backend.spec}: this backend cannot score candidates "
                             "(use an hf: model or smollm2)")
+        import inspect
+
         self.backend = backend
         self.spec = f"choice:{backend.spec}"
+        self.keeps_states = "states" in inspect.signature(backend.score_continuations).parameters
 
     def _states(self, sessions) -> dict[str, Any]:
         """Per-session KV-cache states for backends that reuse a growing prompt's cache."""
-        import inspect
-
-        if "states" in inspect.signature(self.backend.score_continuations).parameters:
-            return {"states": [s["kv"] for s in sessions]}
-        return {}
+        return {"states": [s["kv"] for s in sessions]} if self.keeps_states else {}
 
     def fingerprint(self) -> str:
         return f"choice:{self.backend.fingerprint()}|{PROMPT_VERSION}"

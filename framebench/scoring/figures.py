@@ -21,14 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from framebench.scoring.markdown import (  # noqa: E402
-    FORMAT_NAMES,
-    LEVELS,
-    SIGNIFICANCE,
-    ordered,
-    task_name,
-    task_order,
-)
+from framebench.scoring.markdown import SIGNIFICANCE  # noqa: E402
+from framebench.scoring.view import FORMAT_NAMES, LEVELS, ordered, task_name, task_order  # noqa: E402
 
 DIRECTION_COLORS = {"neutral": "#9e9e9e", "correct": "#2e7d32", "incorrect": "#c62828",
                     "all": "#1565c0"}

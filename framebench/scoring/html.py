@@ -18,16 +18,9 @@ import jinja2
 import pandas as pd
 
 from framebench.scoring.figures import png_base64, report_figures
-from framebench.scoring.markdown import (
-    Table,
-    numeric_column,
-    ordered,
-    pct,
-    report_sections,
-    task_name,
-    task_order,
-)
+from framebench.scoring.markdown import numeric_column, pct, report_sections
 from framebench.scoring.omit import PERSONA_PREFIX
+from framebench.scoring.view import Table, ordered, task_name, task_order
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from framebench.scoring.view import (  # noqa: F401  (labels re-exported for the report modules)
+from framebench.scoring.view import (
     FORMAT_NAMES,
     LEVEL_NAMES,
     LEVELS,

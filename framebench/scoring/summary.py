@@ -19,7 +19,7 @@ def _pct(value: Any) -> str:
 
 def summary_tables(report: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """``(suite, header, rows)`` per suite present in a report dict (fractions), percent cells."""
-    from framebench.scoring.markdown import ordered, task_order
+    from framebench.scoring.view import ordered, task_order
 
     tables = []
     fqa = report.get("framingqa", {})
