@@ -155,8 +155,8 @@ def warm_pool(ray, n: int = 2) -> None:
 
 def bench_embodied(ray, episodes: Path, n_items: int, work: Path) -> dict[str, float]:
     from embodied.planners import load_planner
+    from embodied.ray_executor import run_embodied_ray
     from embodied.runner import run
-    from framebench.executors.embodied import run_embodied_ray
 
     print(f"embodied: oracle over {n_items // 7} episodes x 7 = {n_items} variants   (load {load()})")
     t_local, _, cpu = measured(lambda: run(load_planner("oracle"), episodes, work / "emb-local", progress=False))
@@ -197,7 +197,7 @@ def cpu_parallelism() -> float:
 def bench_text(ray, data: Path, work: Path) -> dict[str, float]:
     import json
 
-    from framebench.executors.text import run_text_ray
+    from text_eval.ray_executor import run_text_ray
     from text_eval.runner import run_text
 
     print(f"text: baseline:random over {data}   (load {load()})")

@@ -35,11 +35,17 @@ class SymbolicSimulator:
 
     name = "symbolic"
 
+    def ray_runner(self) -> Any:
+        """The same run on a Ray cluster (``run``'s ``remote``, bound to a cluster by the caller)."""
+        from embodied.ray_executor import run_embodied_ray
+
+        return run_embodied_ray
+
     def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
             partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
             progress: bool = True, force: bool = False, remote: Any = None) -> Path:
-        """``remote``: run the episodes elsewhere (``framebench.executors.embodied.run_embodied_ray``
-        bound to a cluster) after the same checks."""
+        """``remote``: run the episodes elsewhere (``ray_runner()`` bound to a cluster) after the
+        same checks."""
         from embodied.episodes import read_episodes
         from embodied.planners import check_planner_spec, load_planner
         from embodied.runner import run, run_identity

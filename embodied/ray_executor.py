@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from framebench.executors.packing import pack, pack_size
-from framebench.executors.scheduler import UnitResult, run_units, worker_options
+from framebench.executors.scheduler import (
+    UnitResult,
+    actor_resources,
+    count_workers,
+    record_executor,
+    run_units,
+)
 from framebench.executors.shards import ShardedStore, has_results, merge_shards, remove_shards
-from framebench.executors.text import GPU_KINDS, count_workers
 
 # Work per episode (7 variants in the symbolic simulator, one CPU) of the planners known to be
 # cheap, measured with bench/scale_bench.py; any other planner runs one episode per unit.
@@ -103,9 +108,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
     resuming = has_results(out)
     with ray_session(ray_address, num_cpus=workers) as ray:
         kind = planner.partition(":")[0]
-        if gpus_per_worker is None:
-            gpus_per_worker = 1.0 if kind in GPU_KINDS and ray.cluster_resources().get("GPU", 0) > 0 else 0.0
-        options = worker_options(num_cpus=1, num_gpus=gpus_per_worker)
+        options = actor_resources(ray, planner, gpus_per_worker)
         n_workers = count_workers(ray, options, workers)
         size = episodes_per_unit or pack_size(len(selected), n_workers, EPISODE_SECONDS.get(kind))
         units = pack(len(selected), size)
@@ -119,18 +122,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
         progress=False, limit=limit, parsed=parsed)
     executor = {"name": "ray", "workers": n_workers, "address": ray_address or "local",
                 "episodes_per_unit": size, **stats.as_dict()}
-    finish_embodied_info(out, executor)
+    record_executor(out, executor)
     remove_shards(out)
     return executor
-
-
-def finish_embodied_info(out: Path, executor: dict[str, Any]) -> None:
-    import json
-
-    from framebench.runinfo import RUN_FILE, write_json_atomic
-
-    path = out / RUN_FILE
-    info = json.loads(path.read_text(encoding="utf-8"))
-    info["executor"] = executor
-    write_json_atomic(info, path)
 

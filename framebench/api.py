@@ -9,8 +9,8 @@
     api.write_report(scored, "report/")        # report.json, report.md, report.html
 
 Models, planners and simulators are named by engine specs (``framebench.registry``); suites come
-from the ``framebench.suites`` entry points. Together with the CLI this module is the roof of the
-layering: it may import the suite packages, the core never does.
+from the ``framebench.suites`` entry points and the text runners from ``framebench.runners``, so
+this module, like the rest of framebench, imports no suite package.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from text_eval.runner import RunSummary
+    from framebench.runs import RunSummary
 
 __all__ = ["Scored", "run_embodied", "run_text", "score", "write_report"]
 
@@ -48,23 +48,20 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
     ``reasoning_from``: run folders whose stores already hold the reasoning of OMIT M1/M4 jobs."""
     from framebench.errors import UserError
     from framebench.executors import check_executor
+    from framebench.registry import runner
 
     if answer not in ("generate", "constrained"):
         raise UserError(f"--answer must be one of generate, constrained, got {answer!r}")
     if check_executor(executor) == "ray":
-        from framebench.executors.text import run_text_ray
-
         if model_args or backend is not None:
             raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; use the "
                             "--batch-size/--concurrency/--base-url flags, or --executor local")
-        return run_text_ray(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+        return runner("text_ray")(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                             batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                             progress=progress, base_url=base_url, ray_address=ray_address,
                             workers=ray_workers, force=force, answer=answer,
                             reasoning_from=[Path(p) for p in reasoning_from])
-    from text_eval.runner import run_text as run
-
-    return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+    return runner("text")(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                progress=progress, backend=backend, base_url=base_url, model_args=model_args,
                force=force, answer=answer, reasoning_from=[Path(p) for p in reasoning_from])
@@ -91,11 +88,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
         if model_args:
             raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; "
                             "use --executor local")
-        if simulator == "habitat":
-            from framebench.executors.partnr import run_habitat_ray as remote_run
-        else:
-            from framebench.executors.embodied import run_embodied_ray as remote_run
-        remote = partial(remote_run, ray_address=ray_address, workers=ray_workers)
+        remote = partial(sim.ray_runner(), ray_address=ray_address, workers=ray_workers)
     return sim.run(planner, Path(episodes), Path(out), replan_cap=replan_cap,
                    max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
                    model_args=dict(model_args or {}), progress=progress, force=force, remote=remote)

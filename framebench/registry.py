@@ -34,6 +34,7 @@ ENGINE_GROUP = "framebench.engines"
 SUITE_GROUP = "framebench.suites"
 BUILD_COMMAND_GROUP = "framebench.build_commands"
 COMMAND_GROUP = "framebench.commands"
+RUNNER_GROUP = "framebench.runners"
 ENGINE_KINDS = ("model", "planner", "simulator")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -160,6 +161,16 @@ def build_commands() -> dict[str, Callable[..., Any]]:
     """``framebench build <name>`` commands (typer functions) that suite packages register under
     ``framebench.build_commands``."""
     return _load_group(BUILD_COMMAND_GROUP)
+
+
+def runner(name: str) -> Callable[..., Any]:
+    """A run function a suite package registers under ``framebench.runners`` (``text``: the text
+    runner; ``text_ray``: the same on a Ray cluster); only that entry point is imported."""
+    found = sorted(entry_points(group=RUNNER_GROUP, name=name), key=lambda e: e.value)
+    if not found:
+        raise UserError(f"no runner {name!r} is registered under {RUNNER_GROUP} "
+                        "(reinstall framebench: pip install -e .)")
+    return found[0].load()
 
 
 @cache

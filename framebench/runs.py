@@ -73,6 +73,19 @@ class RunInfo:
         return {**info, **self.extra}
 
 
+@dataclass
+class RunSummary:
+    """What a text run did (``framebench.api.run_text``'s answer)."""
+
+    run_dir: Path
+    run_id: str
+    n_records: int
+    n_generated: int
+    n_from_store: int
+    parse_counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
 def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
               prompts: Iterable[tuple[str, str]], info: RunInfo) -> Path:
     """Write a run folder's records, prompts and run.json, each atomically, records first (the

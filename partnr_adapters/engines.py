@@ -13,6 +13,12 @@ from framebench.registry import Engine
 class HabitatSimulator:
     name = "habitat"
 
+    def ray_runner(self) -> Any:
+        """The driver's batches on a Ray cluster (``run``'s ``remote``, bound by the caller)."""
+        from partnr_adapters.ray_executor import run_habitat_ray
+
+        return run_habitat_ray
+
     def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
             partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
             progress: bool = True, force: bool = False, remote: Any = None) -> Path:

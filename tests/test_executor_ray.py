@@ -21,11 +21,11 @@ from partnr_helpers import fake_habitat_llm
 from embodied.episodes import write_episodes
 from embodied.generator import make_episode
 from embodied.planners import load_planner
+from embodied.ray_executor import run_embodied_ray
 from embodied.runner import run as run_embodied
-from framebench.executors.embodied import run_embodied_ray
 from framebench.executors.shards import SHARDS_DIR
-from framebench.executors.text import run_text_ray
 from framebench.records import read_records
+from text_eval.ray_executor import run_text_ray
 from text_eval.runner import run_text
 
 ray = pytest.importorskip("ray")
@@ -214,9 +214,9 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     """The container driver's batches run as Ray units against a stand-in planner_demo."""
-    from framebench.executors.partnr import run_habitat_ray
     from partnr_adapters import habitat_backend
     from partnr_adapters.habitat_backend import run_habitat
+    from partnr_adapters.ray_executor import run_habitat_ray
 
     fake = fake_habitat_llm(tmp_path)
     python = tmp_path / "habitat-python"  # the container's interpreter, with habitat_llm on its path

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
         "sys.exit(lint_imports_command())"]
@@ -38,3 +40,23 @@ def test_contracts_catch_an_upward_import(tmp_path):
                           capture_output=True, text=True, timeout=300,
                           env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 1 and "fb_probe -> text_eval" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_no_framebench_module_names_a_suite_package():
+    """Not even under TYPE_CHECKING: framebench reaches suites only through its registries."""
+    import re
+
+    pattern = re.compile(r"^\s*(from|import)\s+(text_eval|embodied|partnr_adapters)\b", re.M)
+    root = Path(__file__).resolve().parent.parent / "framebench"
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py") if pattern.search(p.read_text())]
+    assert offenders == []
+
+
+def test_unknown_runner_is_a_user_error():
+    from framebench.errors import UserError
+    from framebench.registry import runner
+    from text_eval.runner import run_text
+
+    assert runner("text") is run_text
+    with pytest.raises(UserError, match="no runner 'nope'"):
+        runner("nope")

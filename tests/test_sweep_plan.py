@@ -54,10 +54,14 @@ def test_plan_expands_models_datasets_conditions(tmp_path):
 def test_local_sweep_runs_and_scores(tmp_path, capsys):
     plan = tmp_path / "plan.toml"
     plan.write_text(f'out = "s"\nexecutor = "local"\n[text]\nmodels = ["baseline:always-yes"]\n'
-                    f'datasets = ["{DEMO / "omit"}"]\nconditions = ["M0", "M1"]\n')
+                    f'datasets = ["{DEMO / "omit"}"]\nconditions = ["M0", "M1"]\n'
+                    f'[embodied]\nplanners = ["oracle"]\nepisodes = ["{DEMO / "robotics" / "episodes.json.gz"}"]\n')
     assert cli(["sweep", str(plan), "--quiet"]) == 0
     for condition in ("M0", "M1"):
         df = read_records(tmp_path / "s" / "text" / f"baseline-always-yes__omit__{condition}")
         assert len(df) == 32 and set(df.condition) == {condition}
+    (embodied,) = (tmp_path / "s" / "embodied").iterdir()
+    episodes = read_records(embodied)
+    assert len(episodes) == 28 and episodes["success"].all()  # the oracle completes every variant
     assert json.loads((tmp_path / "s" / "report" / "report.json").read_text())
     assert "wrote" in capsys.readouterr().out

@@ -9,17 +9,19 @@ runner itself, served entirely from the merged store by a :class:`StoredOutputs`
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from framebench.executors.scheduler import UnitResult, run_units, worker_options
+from framebench.executors.scheduler import (
+    UnitResult,
+    actor_resources,
+    count_workers,
+    record_executor,
+    run_units,
+)
 from framebench.executors.shards import ShardedStore, has_results, merge_shards, remove_shards
-from framebench.runinfo import RUN_FILE, write_json_atomic
-
-GPU_KINDS = ("hf", "vllm", "smollm2")
 
 
 def plan_units(data: Path, tasks: Any, formats: Any, limit: int | None, conditions: Any,
@@ -130,34 +132,6 @@ class StoredOutputs:
         raise RuntimeError(f"{len(chats)} answers missing from the merged store after every unit finished")
 
 
-def actor_resources(ray: Any, model: str | None, gpus_per_worker: float | None) -> dict[str, Any]:
-    """``num_gpus`` for local model workers when the cluster has GPUs, else one CPU each."""
-    kind = (model or "smollm2").partition(":")[0]
-    if gpus_per_worker is None:
-        has_gpus = ray.cluster_resources().get("GPU", 0) > 0
-        gpus_per_worker = 1.0 if kind in GPU_KINDS and has_gpus else 0.0
-    return worker_options(num_cpus=1, num_gpus=gpus_per_worker)
-
-
-def count_workers(ray: Any, options: dict[str, Any], requested: int | None) -> int:
-    if requested:
-        return requested
-    total = ray.cluster_resources()
-    if options.get("num_gpus"):
-        return max(1, int(total.get("GPU", 0) // options["num_gpus"]))
-    return max(1, int(total.get("CPU", 1) // options["num_cpus"]))
-
-
-def finish_run_info(out: Path, executor: dict[str, Any]) -> None:
-    """Add how the run executed to run.json (the records do not depend on it)."""
-    path = out / RUN_FILE
-    info = json.loads(path.read_text(encoding="utf-8"))
-    info["executor"] = executor
-    info["n_generated"] = executor["generated"]
-    info["n_from_store"] = info["n_records"] - executor["generated"]
-    write_json_atomic(info, path)
-
-
 def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None, formats: Any = None,
                  limit: int | None = None, batch_size: Any = "auto", concurrency: int = 8,
                  conditions: Any = None, progress: bool = True, base_url: str | None = None,
@@ -196,8 +170,8 @@ def run_text_ray(model: str | None, data: Path, out: Path, *, tasks: Any = None,
     summary = run_text(model, data, out, tasks=tasks, formats=formats, limit=limit, conditions=conditions,
                        progress=False, backend=StoredOutputs(meta["spec"], meta["fingerprint"], meta["info"]),
                        force=force, answer=answer, reasoning_from=reasoning_from)
-    finish_run_info(out, {"name": "ray", "workers": n_workers, "address": ray_address or "local",
-                          **stats.as_dict()})
+    executor = {"name": "ray", "workers": n_workers, "address": ray_address or "local", **stats.as_dict()}
+    record_executor(out, executor, n_generated=stats.generated)
     remove_shards(out)
     summary.n_generated, summary.n_from_store = stats.generated, summary.n_records - stats.generated
     summary.seconds = time.perf_counter() - t0

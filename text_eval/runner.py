@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
 from framebench.registry import engine_for, suite
 from framebench.runinfo import file_sha256, now_iso
-from framebench.runs import PROMPTS_FILE, RunInfo, run_id_for, write_run
+from framebench.runs import PROMPTS_FILE, RunInfo, RunSummary, run_id_for, write_run
 from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
 from framebench.suite import Job, TextOptions
 
@@ -41,17 +40,6 @@ __all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_
 CALL_SIZE = 256
 FORMATS = ("binary", "mc")
 ANSWER_MODES = ("generate", "constrained")
-
-
-@dataclass
-class RunSummary:
-    run_dir: Path
-    run_id: str
-    n_records: int
-    n_generated: int
-    n_from_store: int
-    parse_counts: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
 
 
 def _split(values: Sequence[str] | str | None) -> list[str]:

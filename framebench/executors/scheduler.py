@@ -9,10 +9,12 @@ front of the queue and a fresh worker takes its place. A unit fails the run only
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
@@ -142,3 +144,39 @@ def worker_options(num_cpus: float = 1, num_gpus: float = 0,
     if resources:
         options["resources"] = dict(resources)
     return options
+
+
+GPU_KINDS = ("hf", "vllm", "smollm2")  # engines that run a local model (one GPU per worker)
+
+
+def actor_resources(ray: Any, spec: str | None, gpus_per_worker: float | None) -> dict[str, Any]:
+    """``num_gpus`` for workers of a local model engine when the cluster has GPUs, else one CPU
+    each (``spec``: the model or planner spec; None = the embedded default)."""
+    kind = (spec or "smollm2").partition(":")[0]
+    if gpus_per_worker is None:
+        has_gpus = ray.cluster_resources().get("GPU", 0) > 0
+        gpus_per_worker = 1.0 if kind in GPU_KINDS and has_gpus else 0.0
+    return worker_options(num_cpus=1, num_gpus=gpus_per_worker)
+
+
+def count_workers(ray: Any, options: dict[str, Any], requested: int | None) -> int:
+    if requested:
+        return requested
+    total = ray.cluster_resources()
+    if options.get("num_gpus"):
+        return max(1, int(total.get("GPU", 0) // options["num_gpus"]))
+    return max(1, int(total.get("CPU", 1) // options["num_cpus"]))
+
+
+def record_executor(out: Path, executor: dict[str, Any], n_generated: int | None = None) -> None:
+    """Add how the run executed to its run.json (the records do not depend on it); with
+    ``n_generated`` also the run's generated / from-store counts."""
+    from framebench.runinfo import RUN_FILE, write_json_atomic
+
+    path = out / RUN_FILE
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info["executor"] = executor
+    if n_generated is not None:
+        info["n_generated"] = n_generated
+        info["n_from_store"] = info["n_records"] - n_generated
+    write_json_atomic(info, path)

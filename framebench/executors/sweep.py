@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -147,32 +148,23 @@ def read_plan(path: Path) -> Plan:
 
 
 def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool) -> None:
+    """One run of the plan, through the registered text runners and the symbolic simulator engine
+    (what ``framebench text`` and ``framebench embodied`` run)."""
+    from framebench.registry import build_engine, runner
+
     opts = run.options
+    cluster = dict(ray_address=ray_address, workers=workers) if executor == "ray" else {}
     if run.kind == "text":
-        kwargs: dict[str, Any] = dict(limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
-                                      concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
-                                      conditions=run.condition or None, progress=progress)
-        if executor == "ray":
-            from framebench.executors.text import run_text_ray
-
-            run_text_ray(run.spec, run.data, run.out, ray_address=ray_address, workers=workers, **kwargs)
-        else:
-            from text_eval.runner import run_text
-
-            run_text(run.spec, run.data, run.out, **kwargs)
+        runner("text_ray" if executor == "ray" else "text")(
+            run.spec, run.data, run.out, limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
+            concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
+            conditions=run.condition or None, progress=progress, **cluster)
         return
-    replan_cap, max_new_tokens = opts.get("replan_cap", 25), opts.get("max_new_tokens", 64)
-    if executor == "ray":
-        from framebench.executors.embodied import run_embodied_ray
-
-        run_embodied_ray(run.spec, run.data, run.out, replan_cap=replan_cap, max_new_tokens=max_new_tokens,
-                         limit=opts.get("limit"), progress=progress, ray_address=ray_address, workers=workers)
-    else:
-        from embodied.planners import load_planner
-        from embodied.runner import run as run_episodes
-
-        run_episodes(load_planner(run.spec, max_new_tokens=max_new_tokens), run.data, run.out,
-                     replan_cap=replan_cap, progress=progress, limit=opts.get("limit"))
+    sim = build_engine("symbolic", "simulator")
+    remote = partial(sim.ray_runner(), **cluster) if executor == "ray" else None
+    sim.run(run.spec, run.data, run.out, replan_cap=opts.get("replan_cap", 25),
+            max_new_tokens=opts.get("max_new_tokens", 64), partnr_compat=False, limit=opts.get("limit"),
+            model_args={}, progress=progress, remote=remote)
 
 
 def run_sweep(plan: Plan, report: Any, progress: bool = True, echo=print) -> list[Path]:
