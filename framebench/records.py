@@ -200,9 +200,27 @@ def read_records(path: str | Path) -> pd.DataFrame:
                 f"{path}: row {row}: column '{name}' has type {shown} "
                 f"(value {column.iloc[row]!r}), expected {typ}"
             )
-    df = table.select(list(COLUMNS)).to_pandas()
+    table = _cast_to_contract(table.select(list(COLUMNS)), path)
+    df = table.to_pandas()
     validate_frame(df, source=str(path))
     return df
+
+
+def _cast_to_contract(table: pa.Table, path: Path) -> pa.Table:
+    """Every column in its contract type; a value that does not fit (an unsigned integer beyond
+    int64) is named by row and column instead of wrapping around or escaping as an arrow error."""
+    for name, typ in COLUMNS.items():
+        column = table.column(name)
+        if column.type == typ:
+            continue
+        try:
+            cast = column.cast(typ, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            values = column.to_pylist()
+            row = _first_uncastable(pd.Series(values, dtype=object), typ)
+            raise RecordsError(f"{path}: row {row}: column '{name}' value {values[row]!r} does not fit {typ}") from None
+        table = table.set_column(table.schema.get_field_index(name), pa.field(name, typ), cast)
+    return table
 
 
 def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
@@ -224,7 +242,7 @@ def _first_uncastable(column: pd.Series, typ: pa.DataType) -> int:
             continue
         try:
             pa.array([value], type=typ)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
             return row
     return 0
 

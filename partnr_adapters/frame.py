@@ -46,13 +46,21 @@ def load_episode_file(path: str | Path) -> dict[str, Any]:
 
     path = Path(path)
     data = load_episode_container(path)
+    seen: dict[str, int] = {}
     for index, episode in enumerate(data["episodes"]):
         if not isinstance(episode, dict):
             raise UserError(f"{path}: episode {index}: expected an object")
         for field in ("episode_id", "instruction"):
             if field not in episode:
                 raise UserError(f"{path}: episode {index}: missing field '{field}'")
-        check_safe_name(str(episode["episode_id"]), f"{path}: episode {index}: episode_id")
+        episode_id = episode["episode_id"]
+        if isinstance(episode_id, bool) or not isinstance(episode_id, str | int):
+            raise UserError(f"{path}: episode {index}: field 'episode_id' must be a string, got {episode_id!r:.40}")
+        check_safe_name(str(episode_id), f"{path}: episode {index}: episode_id")
+        if str(episode_id) in seen:
+            raise UserError(f"{path}: episode {episode_id}: field 'episode_id' repeats episode "
+                            f"{seen[str(episode_id)]} (each episode once)")
+        seen[str(episode_id)] = index
         if not isinstance(episode["instruction"], str) or not episode["instruction"].strip():
             raise UserError(f"{path}: episode {episode['episode_id']}: field 'instruction' must be a non-empty string")
     return data

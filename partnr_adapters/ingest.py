@@ -14,6 +14,11 @@ unreadable stats files are never dropped: they become rows with ``percent_comple
 ``success=False``, ``sim_steps=0``, ``replans=0`` and an ``output`` starting with ``[crashed]``,
 ``[missing stats]`` or ``[unreadable stats]``, and they are listed in ``RUN_DIR/crashes.json``.
 
+PARTNR's files are written by another program that can die mid-write or change shape between
+versions: stats files cut short become problem rows (above); everything else that breaks the shapes
+above (a planner log's steps, the driver's manifest ``framebench-run.json``, counts beyond
+``MAX_COUNT``, a framed episode listed twice) is a user error naming the file, the episode and the field.
+
 The scores are PARTNR's own evaluator's, so they carry its evaluation quirks (``datasets/robotics.md``);
 run.json says so (``evaluation: partnr-habitat``) and the report repeats it.
 """
@@ -34,6 +39,7 @@ PLANNER_LOG_DIR = "planner-log"
 MANIFEST_FILE = "framebench-run.json"  # written by partnr_adapters.driver next to PARTNR's outputs
 CRASH_FILE = "crashes.json"
 DEFAULT_CONSTRAINT = "none"
+MAX_COUNT = 10**12  # simulator steps or replans beyond this are not a real episode (records hold int64)
 
 
 @dataclass
@@ -110,20 +116,23 @@ def read_stats(path: Path) -> tuple[str, dict[str, Any] | str]:
 def _check_stats(stats: dict[str, Any], path: Path) -> None:
     from framebench.schema import check
 
+    where = f"{path}: episode {path.stem}"
+
     if "task_percent_complete" not in stats:
-        raise UserError(f"{path}: missing field 'task_percent_complete'")
+        raise UserError(f"{where}: missing field 'task_percent_complete'")
     for key, value in stats.items():
         if key == "task_state_success" and isinstance(value, bool):
             continue
         if key in ("task_percent_complete", "task_state_success", "runtime"):
-            check(value, float, str(path), key)
+            check(value, float, where, key)
         elif key == "sim_step_count" or key.startswith("replanning_count_"):
-            check(value, float, str(path), key)
-            if value < 0 or value != int(value):
-                raise UserError(f"{path}: field '{key}' must be a whole number >= 0, got {value}")
+            check(value, float, where, key)
+            if value < 0 or value != int(value) or value > MAX_COUNT:
+                raise UserError(f"{where}: field '{key}' must be a whole number from 0 to {MAX_COUNT:.0e}, "
+                                f"got {value}")
     pc = stats["task_percent_complete"]
     if not 0.0 <= pc <= 1.0:
-        raise UserError(f"{path}: field 'task_percent_complete' must lie in [0, 1], got {pc}")
+        raise UserError(f"{where}: field 'task_percent_complete' must lie in [0, 1], got {pc}")
 
 
 def planner_logs(log_dir: Path) -> dict[str, Path]:
@@ -138,27 +147,70 @@ def planner_logs(log_dir: Path) -> dict[str, Path]:
     return logs
 
 
-def final_planner_message(log: Path | None, agent: str = "0") -> str:
-    """The last thing agent ``agent``'s planner said: ``Thought: ...`` plus its last action ``Tool[args]``."""
+def final_planner_message(log: Path | None, agent: str = "0", episode: str = "") -> str:
+    """The last thing agent ``agent``'s planner said: ``Thought: ...`` plus its last action ``Tool[args]``.
+
+    The log is checked whole first (``read_planner_log``): a log of the wrong shape is a user error
+    naming the file, the episode and the field, never a silently empty message.
+    """
     if log is None:
         return ""
-    try:
-        data = json.loads(log.read_text(encoding="utf-8"))
-        steps = data.get("steps", []) if isinstance(data, dict) else []
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ""
-    for step in reversed(steps):
-        if not isinstance(step, dict):
-            continue
+    for step in reversed(read_planner_log(log, episode)):
         thought = (step.get("thought") or {}).get(agent)
         if thought is None:
             continue
         parts = [f"Thought: {thought}"]
         action = (step.get("high_level_actions") or {}).get(agent)
-        if isinstance(action, list) and action and action[0]:
+        if action and action[0]:
             parts.append(f"{action[0]}[{action[1] or ''}]")
         return "\n".join(parts)
     return ""
+
+
+def read_planner_log(log: Path, episode: str = "") -> list[dict[str, Any]]:
+    """The steps of a planner log, each checked: ``thought`` an object {agent: text or null},
+    ``high_level_actions`` an object {agent: [tool, args] or [tool, args, error]} (tool, args and
+    error text or null). A log that is not JSON (PARTNR died writing it) is named too."""
+    from framebench.jsonl import loads_strict, read_text_strict
+
+    where = f"{log}: episode {episode}" if episode else str(log)
+    data = loads_strict(read_text_strict(log), f"{where}: planner log")
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: planner log must be an object {{\"task\", \"steps\"}}")
+    steps = data.get("steps", [])
+    if not isinstance(steps, list):
+        raise UserError(f"{where}: field 'steps' must be a list, got {_shown(steps)}")
+    for number, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise UserError(f"{where}: field 'steps[{number}]' must be an object, got {_shown(step)}")
+        _check_by_agent(step.get("thought"), f"{where}: field 'steps[{number}].thought'", _is_text)
+        _check_by_agent(step.get("high_level_actions"), f"{where}: field 'steps[{number}].high_level_actions'",
+                        _is_action)
+    return steps
+
+
+def _is_text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_action(value: Any) -> bool:
+    return isinstance(value, list) and len(value) in (2, 3) and all(_is_text(v) for v in value)
+
+
+def _check_by_agent(value: Any, where: str, ok: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise UserError(f"{where} must be an object keyed by agent uid, got {_shown(value)}")
+    for agent, entry in value.items():
+        if not ok(entry):
+            wanted = "text or null" if ok is _is_text else "[tool, args] or [tool, args, error] (text or null)"
+            raise UserError(f"{where[:-1]}.{agent}' must be {wanted}, got {_shown(entry)}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def episode_constraint(episode: dict[str, Any], source: str) -> str:
@@ -209,7 +261,7 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
             pc = float(stats["task_percent_complete"])  # checked by read_stats
             steps = int(stats.get("sim_step_count", 0))
             replans = int(stats.get("replanning_count_0", 0))
-            output = final_planner_message(logs.get(item_id))
+            output = final_planner_message(logs.get(item_id), episode=item_id)
             report.finished += 1
         else:
             report.problems.append({"item_id": item_id, "status": status, "detail": str(stats)})
@@ -238,12 +290,29 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     return report
 
 
+# the manifest partnr_adapters.driver writes; every field optional (a hand-made manifest may hold a few)
+MANIFEST_FIELDS: dict[str, Any] = {"run_id": str, "planner": str, "fingerprint": str, "decoding": dict,
+                                   "started": str, "partnr": dict, "batches": list}
+
+
 def _read_manifest(results_dir: Path, output_dir: Path) -> dict[str, Any]:
+    from framebench.jsonl import loads_strict, read_text_strict
+    from framebench.paths import check_safe_name
+    from framebench.schema import check
+
     for folder in (results_dir, output_dir, output_dir.parent):
         path = folder / MANIFEST_FILE
         if path.is_file():
-            from framebench.jsonl import loads_strict, read_text_strict
-
             data = loads_strict(read_text_strict(path), f"{path}: manifest")
-            return data if isinstance(data, dict) else {}
+            if not isinstance(data, dict):
+                raise UserError(f"{path}: the manifest must be an object (partnr_adapters.driver writes one)")
+            for name, spec in MANIFEST_FIELDS.items():
+                if data.get(name) is not None:
+                    check(data[name], spec, f"{path}: manifest", name)
+            for name in ("run_id", "planner"):
+                if data.get(name) is not None and not data[name].strip():
+                    raise UserError(f"{path}: manifest: field '{name}' is empty")
+            if data.get("run_id"):
+                check_safe_name(data["run_id"], f"{path}: manifest: field 'run_id'")
+            return data
     return {}

@@ -183,3 +183,18 @@ def test_diagnosisarena_rows_and_malformed(tmp_path, shared_data):
         diagnosisarena_rows(tmp_path)
     full, _ = load_medicine(*diagnosisarena_rows(shared_data))
     assert len(full) == 100 and len({c.provenance["specialty"] for c in full}) >= 10
+
+
+def test_options_cells_are_bounded_before_parsing():
+    """Python's parser recurses: too long or too deep cells are errors, other odd cells are drops,
+    and nothing but string literals, brackets, commas and colons reaches literal_eval."""
+    from text_eval.sources_medicine import MAX_OPTIONS_CHARS, OptionsTooLarge, literal_shape
+
+    assert literal_shape("{'A': '[[[[', 'B': \"}}\"}") == (1, True)
+    assert literal_shape("{'A': 'it\\'s [', 'B': [[1]]}") == (3, False)
+    for cell in ("[" * 5 + "]" * 5, "{'A': " + "(" * 4 + "'x'" + ",)" * 4 + "}", "x" * (MAX_OPTIONS_CHARS + 1)):
+        with pytest.raises(OptionsTooLarge):
+            parse_options(cell)
+    assert parse_options("-" * (MAX_OPTIONS_CHARS - 1) + "1") is None  # a unary chain: never parsed
+    assert parse_options("1" + "+1" * 4000) is None
+    assert parse_options("{'A': 'x', 'B': 'y', 'C': 'z', 'D': 'w'}  ") == {"A": "x", "B": "y", "C": "z", "D": "w"}

@@ -9,7 +9,8 @@ from collections import Counter
 
 from fuzz_corpus import REPO, all_cases, run_case
 
-ENTRY_FAMILIES = {"items", "answer_sheets", "seeds", "scenarios", "episodes", "records", "stats"}
+ENTRY_FAMILIES = {"items", "answer_sheets", "seeds", "scenarios", "episodes", "records", "stats",
+                  "partnr_ingest", "framingqa_sources"}
 
 
 def test_corpus_covers_every_entry_point_with_enough_cases():

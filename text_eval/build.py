@@ -83,15 +83,35 @@ CONTEXT_FIELDS: dict[str, Any] = {"context_id": str, "task": str, "text": str, "
 def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], list[AnswerSheet]]:
     contexts: list[Context] = []
     path = source / "contexts.jsonl"
-    for n, data in read_jsonl(path, "context"):
+    lines = read_jsonl(path, "context")
+    if not lines:
+        raise UserError(f"{path}: holds no contexts (an empty file)")
+    seen: dict[str, int] = {}
+    for n, data in lines:
         check_fields(data, CONTEXT_FIELDS, f"{path}: line {n}: context", optional=("provenance",))
         ctx = Context(**data)
+        where = f"{path}: line {n}: context {ctx.context_id!r}"
+        if not ctx.context_id.strip():
+            raise UserError(f"{path}: line {n}: field 'context_id' is empty")
+        if ctx.context_id in seen:
+            raise UserError(f"{where}: field 'context_id' repeats line {seen[ctx.context_id]}")
+        seen[ctx.context_id] = n
         if ctx.task not in task_names() or not ctx.text.strip() or ctx.gold not in ctx.options:
-            raise UserError(f"{path}: line {n}: context {ctx.context_id!r} needs a known task, a text "
-                            "and a gold among its options")
+            raise UserError(f"{where} needs a known task, a text and a gold among its options")
+        if len(set(ctx.options)) != len(ctx.options) or len(ctx.options) < 2 or \
+                any(not o.strip() for o in ctx.options):
+            raise UserError(f"{where}: field 'options' must hold two or more distinct, non-empty options")
         if ctx.task in tasks:
             contexts.append(ctx)
-    by_id = {s.context_id: s for s in read_sheets(source / "answer_sheets.jsonl")}
+    if not contexts:
+        raise UserError(f"{path}: holds no context of the tasks asked for ({', '.join(tasks)})")
+    sheet_list = read_sheets(source / "answer_sheets.jsonl")
+    by_id = {s.context_id: s for s in sheet_list}
+    if len(by_id) != len(sheet_list):
+        repeated = next(s.context_id for i, s in enumerate(sheet_list)
+                        if any(t.context_id == s.context_id for t in sheet_list[:i]))
+        raise UserError(f"{source / 'answer_sheets.jsonl'}: context {repeated!r}: field 'context_id' has "
+                        "two answer sheets")
     sheets = []
     for ctx in contexts:
         sheet = by_id.get(ctx.context_id)

@@ -106,6 +106,8 @@ def check_columns(rows: list[dict[str, Any]], columns: list[str], required: tupl
     missing = [c for c in required if c not in columns]
     if missing:
         raise UserError(f"{where}: missing column '{missing[0]}' (found: {', '.join(map(str, columns))})")
+    if not rows:
+        raise UserError(f"{where}: no rows (a header only); the source file is cut short or empty")
     return rows
 
 

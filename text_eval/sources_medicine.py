@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from framebench.errors import UserError
 from text_eval.contexts import MEDICINE_CASES, Context, Dropped, clean_text, hf_table, read_table
 from text_eval.domains import Domain, Loaded
 
@@ -45,9 +46,13 @@ SPECIALTY_CUES: dict[str, tuple[str, ...]] = {
 def diagnosisarena_rows(source: str | Path) -> tuple[str, list[dict[str, Any]]]:
     if source == "hf":
         return "hf:SII-SPIRAL-MED/DiagnosisArena", hf_table("SII-SPIRAL-MED/DiagnosisArena", None, "test", COLUMNS)
-    root = Path(source)
-    path = root / "diagnosisarena" / "diagnosis_arena_dataset.csv" if (root / "diagnosisarena").is_dir() else root
+    path = _csv_path(source)
     return path.name, read_table(path, COLUMNS, sep=",")
+
+
+def _csv_path(source: str | Path) -> Path:
+    root = Path(source)
+    return root / "diagnosisarena" / "diagnosis_arena_dataset.csv" if (root / "diagnosisarena").is_dir() else root
 
 
 def specialty(diagnosis: str, case_text: str) -> str:
@@ -59,14 +64,62 @@ def specialty(diagnosis: str, case_text: str) -> str:
     return "other"
 
 
+MAX_OPTIONS_CHARS = 10_000  # DiagnosisArena's longest options cell is about 400 characters
+MAX_OPTIONS_DEPTH = 3  # the cell is one flat {'A': ..., ...} object
+_OUTSIDE_STRINGS = set("{}[](),: \t\r\n")  # all a dict of string literals holds between its strings
+
+
+class OptionsTooLarge(ValueError):
+    """An options cell too long or too deeply nested to be parsed safely (a user error, not a drop)."""
+
+
+def literal_shape(text: str) -> tuple[int, bool]:
+    """(bracket depth outside string literals, whether only brackets, commas and colons lie
+    between the string literals), scanned without parsing."""
+    depth = deepest = 0
+    plain = True
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}])":
+            depth -= 1
+        elif ch not in _OUTSIDE_STRINGS:
+            plain = False
+    return deepest, plain
+
+
 def parse_options(raw: Any) -> dict[str, str] | None:
-    """The options cell is a Python dict literal ``{'A': ..., ...}`` (HF: already a dict)."""
+    """The options cell is a Python dict literal ``{'A': ..., ...}`` (HF: already a dict).
+
+    Size and nesting are bounded before parsing (``OptionsTooLarge``: Python's parser recurses);
+    a cell holding anything but string literals, brackets, commas and colons is not parsed at all.
+    """
     if isinstance(raw, dict):
         value = raw
     else:
+        text = str(raw)
+        if len(text) > MAX_OPTIONS_CHARS:
+            raise OptionsTooLarge(f"is {len(text)} characters long (at most {MAX_OPTIONS_CHARS})")
+        depth, plain = literal_shape(text)
+        if depth > MAX_OPTIONS_DEPTH:
+            raise OptionsTooLarge(f"is nested {depth} levels deep (an options cell is one flat object)")
+        if not plain:
+            return None
         try:
-            value = ast.literal_eval(str(raw))  # literal parsing only, never eval
-        except (ValueError, SyntaxError):
+            value = ast.literal_eval(text)  # literal parsing only, never eval
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             return None
     if not isinstance(value, dict) or sorted(value) != list(LETTERS):
         return None
@@ -83,14 +136,18 @@ def case_text(row: dict[str, Any]) -> str:
     return "\n".join(f"{label}: {clean_text(value)}" for label, value in parts if clean_text(value))
 
 
-def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_CASES
+def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_CASES, where: str = ""
                   ) -> tuple[list[Context], list[Dropped]]:
+    """``where``: the file named in errors (default ``name``)."""
     dropped: list[Dropped] = []
     by_specialty: dict[str, list[Context]] = {}
     for n, row in enumerate(rows):
         case_id = str(row.get("id", "")).strip() or str(n)
         record = f"{name} id {case_id}"
-        options = parse_options(row.get("Options"))
+        try:
+            options = parse_options(row.get("Options"))
+        except OptionsTooLarge as exc:
+            raise UserError(f"{where or name}: id {case_id}: field 'Options' {exc}") from None
         right = str(row.get("Right Option", "")).strip()
         if not re.fullmatch(r"[0-9A-Za-z_-]+", case_id):
             dropped.append(Dropped(TASK, record, "malformed id"))
@@ -133,5 +190,7 @@ def _specialties(contexts: list[Context]) -> list[str]:
 
 
 MEDICINE = Domain(  # options are free-text diagnoses: the other three are the distractors
-    TASK, order=40, load=lambda opts: Loaded(*load_medicine(*diagnosisarena_rows(opts.source))),
+    TASK, order=40, load=lambda opts: Loaded(*load_medicine(
+        *diagnosisarena_rows(opts.source), where="hf:DiagnosisArena" if opts.source == "hf" else
+        str(_csv_path(opts.source)))),
     mc_ask="What is the most likely diagnosis", all_distractors=True, describe=_specialties)
