@@ -52,6 +52,11 @@ class EmbodiedSuite(Suite):
 
         return [("Embodied: task completion", embodied_completion_figure(metrics))]
 
+    def comparison(self):
+        from embodied.comparisons import EMBODIED_COMPARISON
+
+        return EMBODIED_COMPARISON
+
 
 EMBODIED = EmbodiedSuite(
     "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, formats=("episode",),

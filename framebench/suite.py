@@ -20,6 +20,7 @@ from framebench.backends.base import Chat, Decoding
 if TYPE_CHECKING:
     import pandas as pd
 
+    from framebench.scoring.comparisons import Comparison
     from framebench.scoring.view import Section
 
 
@@ -126,3 +127,8 @@ class Suite:
     def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """(title, matplotlib figure) pairs for this suite's metrics."""
         return []
+
+    def comparison(self) -> Comparison | None:
+        """What the report compares between models on the same items
+        (``framebench.scoring.comparisons``); None: no model comparisons."""
+        return None

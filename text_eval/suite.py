@@ -93,6 +93,11 @@ class FramingQASuite(Suite):
 
         return framingqa_figures(metrics)
 
+    def comparison(self):
+        from text_eval.comparisons import FRAMINGQA_COMPARISON
+
+        return FRAMINGQA_COMPARISON
+
 
 @dataclass
 class OmitSuite(Suite):
@@ -171,6 +176,11 @@ class OmitSuite(Suite):
 
         return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
                 *figures(metrics.get("analysis") or {})]
+
+    def comparison(self):
+        from text_eval.comparisons import OMIT_COMPARISON
+
+        return OMIT_COMPARISON
 
 
 FRAMINGQA = FramingQASuite(

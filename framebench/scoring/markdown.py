@@ -448,6 +448,11 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     for suite in ordered_suites():
         if report.get(suite.name):
             sections += suite.report_sections(report)
+    from framebench.scoring.comparisons_report import comparison_section
+
+    comparisons = comparison_section(report)
+    if comparisons is not None:
+        sections.append(comparisons)
     if report.get("susceptibility"):
         from framebench.scoring.susceptibility_report import susceptibility_section
 

@@ -1,0 +1,145 @@
+"""Model comparisons: every pair of models scored on the same items, paired (docs/statistics.md).
+
+A suite that supports comparisons returns a :class:`Comparison` from ``Suite.comparison()``: the
+measures it compares and a function from records to per-context values, indexed by
+``(model, *group levels, context_id)``. For each pair of models, the core keeps the records of the
+items both answered (same ``task``, ``format``, ``condition`` and ``item_id``), asks the suite for
+the per-context values of those records, and per group and measure reports the paired difference
+``A - B`` with its paired cluster-bootstrap interval (:func:`stats.paired_difference`) and, for the
+suite's test measure (a 0/1 per-context indicator), the exact McNemar test. The p-values are
+Holm-adjusted across every comparison of the report.
+
+``report["comparisons"]`` = ``{"n_tests", "suites": {suite: {"title", "group", "measures",
+"test", "rows"}}}``; a row = ``{"group": {level: value}, "model_a", "model_b", "n_contexts",
+"measures": {key: {"a", "b", "diff", "diff_ci"}}, "test": {"b", "c", "p", "p_holm"} | None}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from framebench.scoring import stats
+from framebench.scoring.bootstrap import N_RESAMPLES
+
+MATCH = ["task", "format", "condition", "item_id"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    key: str  # the per-context values' column
+    label: str  # the report's column title
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a suite compares: ``values(records)`` -> per-context values (a DataFrame indexed by
+    ``(model, *group, context_id)`` with one column per measure, NaN = no value)."""
+
+    title: str
+    group: tuple[str, ...]
+    measures: tuple[Measure, ...]
+    values: Callable[[pd.DataFrame], pd.DataFrame]
+    test: str | None = None  # the 0/1 measure the exact McNemar test runs on
+
+
+def _shared_items(records: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Both models' records of the items both answered."""
+    keys = pd.MultiIndex.from_frame(records[MATCH].astype(str))
+    of_a, of_b = (records["model"] == a).to_numpy(), (records["model"] == b).to_numpy()
+    shared = keys[of_a].intersection(keys[of_b])
+    return records[(of_a | of_b) & keys.isin(shared)]
+
+
+def _value(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: str,
+                   n_resamples: int) -> dict[str, Any] | None:
+    """The row for one group: ``values`` indexed by (model, context_id)."""
+    va, vb = values.xs(a, level="model"), values.xs(b, level="model")
+    va, vb = va.align(vb, join="inner", axis=0)
+    if va.empty:
+        return None
+    measures = {}
+    for m in spec.measures:
+        x, y = va[m.key].to_numpy(float), vb[m.key].to_numpy(float)
+        both = np.isfinite(x) & np.isfinite(y)
+        diff = stats.paired_difference(x, y, f"{key}|{m.key}", n_resamples)
+        measures[m.key] = {"a": _value(x[both].mean()) if both.any() else None,
+                           "b": _value(y[both].mean()) if both.any() else None,
+                           "diff": diff.estimate, "diff_ci": diff.interval(), "n": diff.n}
+    test = None
+    if spec.test is not None:
+        result = stats.mcnemar_exact(va[spec.test].to_numpy(float), vb[spec.test].to_numpy(float))
+        test = {"measure": spec.test, "b": result.b, "c": result.c, "p": result.p}
+    return {"model_a": a, "model_b": b, "n_contexts": len(va), "measures": measures, "test": test}
+
+
+def _groups(values: pd.DataFrame, group: tuple[str, ...]) -> Iterable[tuple[dict[str, str], pd.DataFrame]]:
+    if not group:
+        yield {}, values
+        return
+    for labels, part in values.groupby(level=list(group), sort=True):
+        labels = labels if isinstance(labels, tuple) else (labels,)
+        yield dict(zip(group, map(str, labels), strict=True)), part.droplevel(list(group))
+
+
+def compare_suite(records: pd.DataFrame, spec: Comparison, suite: str,
+                  models: list[str], n_resamples: int = N_RESAMPLES) -> list[dict[str, Any]]:
+    """The comparison rows of one suite, pairs in the order of ``models``."""
+    rows = []
+    for a, b in combinations(models, 2):
+        shared = _shared_items(records, a, b)
+        if shared.empty:
+            continue
+        values = spec.values(shared)
+        for labels, part in _groups(values, spec.group):
+            key = "|".join([suite, *labels.values(), a, b])
+            row = _compare_group(part, a, b, spec, key, n_resamples)
+            if row is not None:
+                rows.append({"group": labels, **row})
+    return rows
+
+
+def adjust(report: dict[str, Any]) -> None:
+    """Holm-adjust every McNemar p-value of the comparisons in place (one family)."""
+    tests = [row["test"] for part in report["suites"].values() for row in part["rows"] if row["test"]]
+    for test, p in zip(tests, stats.holm([t["p"] for t in tests]), strict=True):
+        test["p_holm"] = p
+    report["n_tests"] = len(tests)
+
+
+def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]],
+                   n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+    """``report["comparisons"]`` for the records of every (suite name, comparison); ``{}`` when no
+    two models share an item."""
+    from framebench.scoring.view import natural_key
+
+    out: dict[str, Any] = {"suites": {}}
+    for suite, spec in specs:
+        rows = records[records["suite"] == suite]
+        models = sorted(rows["model"].unique(), key=natural_key)
+        found = compare_suite(rows, spec, suite, models, n_resamples) if len(models) > 1 else []
+        if found:
+            out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
+                                    "measures": [{"key": m.key, "label": m.label} for m in spec.measures],
+                                    "test": spec.test, "rows": found}
+    if not out["suites"]:
+        return {}
+    adjust(out)
+    out["resamples"] = n_resamples
+    return out
+
+
+def registered_comparisons() -> list[tuple[str, Comparison]]:
+    """(suite name, comparison) of every registered suite that compares models."""
+    from framebench.registry import ordered_suites
+
+    return [(s.name, spec) for s in ordered_suites() if (spec := s.comparison()) is not None]

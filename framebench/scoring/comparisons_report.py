@@ -1,0 +1,57 @@
+"""The report's model-comparison tables (one per suite), from ``report["comparisons"]``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from framebench.scoring.view import FORMAT_NAMES, Section, Table, task_name
+
+DOCS = "docs/statistics.md#model-comparisons"
+GROUP_TITLES = {"task": "Task", "format": "Format", "condition": "Condition"}
+
+
+def _group_cell(level: str, value: str) -> str:
+    if level == "task":
+        return task_name(value)
+    return FORMAT_NAMES.get(value, value) if level == "format" else value
+
+
+def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
+    from framebench.scoring.markdown import n_cell, p_value, pp_ci
+
+    group, measures, test = part["group"], part["measures"], part.get("test")
+    labels = {m["key"]: m["label"] for m in measures}
+    header = [*(GROUP_TITLES.get(g, g) for g in group), "Model A", "Model B", "n",
+              *(f"Δ {m['label']} (pp)" for m in measures)]
+    if test:
+        header += [f"McNemar on {labels.get(test, test)}: b / c", "p", "p (Holm)"]
+    rows = []
+    for row in part["rows"]:
+        cells = [*(_group_cell(g, row["group"].get(g, "")) for g in group), row["model_a"], row["model_b"],
+                 n_cell(row["n_contexts"])]
+        cells += [pp_ci(row["measures"][m["key"]]["diff"], row["measures"][m["key"]]["diff_ci"])
+                  for m in measures]
+        if test:
+            t = row.get("test") or {}
+            cells += [f"{t.get('b', 0)} / {t.get('c', 0)}", p_value(t.get("p")), p_value(t.get("p_holm"))]
+        rows.append(cells)
+    caption = ("Pairs of models on the same items (matched by item_id). Δ: model A minus model B, "
+               "the mean over the shared contexts of the per-context difference, in percentage "
+               "points; brackets: 95 % paired cluster-bootstrap interval (one resample of contexts "
+               "applied to both models). n: shared contexts.")
+    if test:
+        caption += (f" McNemar: exact two-sided test on the per-context 0/1 {labels.get(test, test)}; "
+                    "b = contexts right under A only, c = under B only; p (Holm): adjusted across all "
+                    f"{n_tests} tests of this report.")
+    return Table(title=f"{part['title']}: model A vs model B", caption=caption + f" Definitions: {DOCS}",
+                 header=header, rows=rows)
+
+
+def comparison_section(report: Mapping[str, Any]) -> Section | None:
+    comparisons = report.get("comparisons") or {}
+    parts = comparisons.get("suites") or {}
+    if not parts:
+        return None
+    n_tests = comparisons.get("n_tests", 0)
+    return Section("Model comparisons", [comparison_table(p, n_tests) for p in parts.values()])

@@ -1,0 +1,108 @@
+"""Model comparisons on hand-built records (framebench.scoring.comparisons with the suites'
+per-context values): matching by item, paired differences, McNemar counts, Holm over the report."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from framebench.records import make_row, to_table
+from framebench.scoring.comparisons import compare_models, registered_comparisons
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    return to_table([make_row(run_id="r", **r) for r in rows]).to_pandas()
+
+
+def fqa(model: str, ctx: str, bias: str, right: bool, n: int, task: str = "finance") -> dict:
+    return {"model": model, "suite": "framingqa", "task": task, "format": "binary",
+            "context_id": ctx, "item_id": f"{ctx}:{bias}:{n}", "bias": bias,
+            "level": "root", "slot": f"{bias}/{n}", "gold": "Yes",
+            "answer": "Yes" if right else "No", "correct": right}
+
+
+# per context (correct-bias row right?, incorrect-bias row right?)
+A = {"c1": (1, 1), "c2": (1, 0), "c3": (1, 1), "c4": (0, 0)}
+B = {"c1": (1, 0), "c2": (0, 0), "c3": (1, 1), "c4": (0, 0), "c5": (1, 1)}  # c5: A never saw it
+
+
+def two_models() -> pd.DataFrame:
+    rows = []
+    for model, answers in (("m-a", A), ("m-b", B)):
+        for ctx, (cor, inc) in answers.items():
+            rows += [fqa(model, ctx, "correct", bool(cor), 0), fqa(model, ctx, "incorrect", bool(inc), 1)]
+    return frame(rows)
+
+
+def test_framingqa_comparison_by_hand():
+    """Shared contexts c1-c4. Mean accuracy A (1, .5, 1, 0) vs B (.5, 0, 1, 0): +0.25. Strict
+    A (1, 0, 1, 0) vs B (0, 0, 1, 0): b = 1, c = 0, exact p = 1. Framing effect A (0, 1, 0, 0)
+    vs B (1, 0, 0, 0): 0."""
+    out = compare_models(two_models(), registered_comparisons(), n_resamples=2000)
+    rows = out["suites"]["framingqa"]["rows"]
+    assert [r["group"] for r in rows] == [{"task": "all", "format": "binary"},
+                                         {"task": "finance", "format": "binary"}]
+    row = rows[1]
+    assert (row["model_a"], row["model_b"], row["n_contexts"]) == ("m-a", "m-b", 4)
+    m = row["measures"]
+    assert (m["mean"]["a"], m["mean"]["b"], m["mean"]["diff"]) == (0.625, 0.375, 0.25)
+    lo, hi = m["mean"]["diff_ci"]
+    assert 0.0 <= lo <= 0.25 <= hi <= 0.5  # per-context differences are 0.5, 0.5, 0, 0
+    assert m["strict_all"]["diff"] == 0.25
+    assert m["framing_effect"]["diff"] == 0.0 and m["framing_effect"]["a"] == 0.25
+    assert {k: row["test"][k] for k in ("b", "c", "p")} == {"b": 1, "c": 0, "p": 1.0}
+    assert out["n_tests"] == 2  # one per row: the pooled task and finance
+
+
+def test_models_sharing_no_items_are_not_compared():
+    df = two_models()
+    other = frame([fqa("m-c", "x1", "correct", True, 0), fqa("m-c", "x1", "incorrect", True, 1)])
+    out = compare_models(pd.concat([df, other], ignore_index=True), registered_comparisons(), 200)
+    pairs = {(r["model_a"], r["model_b"]) for r in out["suites"]["framingqa"]["rows"]}
+    assert pairs == {("m-a", "m-b")}
+    assert compare_models(other, registered_comparisons(), 200) == {}
+
+
+def omit(model: str, scenario: str, action: str, omission: str) -> list[dict]:
+    return [{"model": model, "suite": "omit", "task": "omit", "format": "binary", "context_id": scenario,
+             "item_id": f"{scenario}:{frame}", "bias": "neutral", "frame": frame, "condition": "M0",
+             "answer": answer, "conflicts": "harm"} for frame, answer in (("action", action), ("omission", omission))]
+
+
+def test_omit_paired_rate_differences_and_holm_across_suites():
+    """A: NN, NN, YN; B: NN, YY, NY. OBR 2/3 vs 1/3, ABR 0 vs 1/3, FCR 1/3 vs 1/3; McNemar on
+    NN: b = 1, c = 0. Together with FramingQA's two tests, Holm adjusts three p-values."""
+    rows = (omit("m-a", "s1", "No", "No") + omit("m-a", "s2", "No", "No") + omit("m-a", "s3", "Yes", "No")
+            + omit("m-b", "s1", "No", "No") + omit("m-b", "s2", "Yes", "Yes") + omit("m-b", "s3", "No", "Yes"))
+    df = pd.concat([two_models(), frame(rows)], ignore_index=True)
+    out = compare_models(df, registered_comparisons(), 500)
+    (row,) = out["suites"]["omit"]["rows"]
+    assert row["group"] == {"condition": "M0"} and row["n_contexts"] == 3
+    m = row["measures"]
+    assert m["OBR"]["diff"] == pytest.approx(1 / 3)
+    assert m["ABR"]["diff"] == pytest.approx(-1 / 3)
+    assert m["FCR"]["diff"] == pytest.approx(0.0)
+    assert (row["test"]["b"], row["test"]["c"]) == (1, 0)
+    assert out["n_tests"] == 3
+    assert all(r["test"]["p_holm"] == 1.0 for part in out["suites"].values() for r in part["rows"])
+
+
+def episode(model: str, ep: str, bias: str, done: float) -> dict:
+    return {"model": model, "suite": "embodied", "task": "robotics", "format": "episode",
+            "context_id": ep, "item_id": f"{ep}:{bias}", "bias": bias, "level": "" if bias == "neutral" else "root",
+            "percent_complete": done, "success": done == 1.0, "sim_steps": 3, "correct": done == 1.0}
+
+
+def test_embodied_completion_differences():
+    """e1: A (1, 1, 1) vs B (1, 0.5, 1); e2: A (0, 1, 1) vs B (0, 0, 0). Completion A (1, 2/3),
+    B (5/6, 0); strict (biased variants) A (1, 1), B (0, 0): b = 2, c = 0, p = 0.5."""
+    rows = []
+    for model, eps in (("m-a", {"e1": (1, 1, 1), "e2": (0, 1, 1)}), ("m-b", {"e1": (1, 0.5, 1), "e2": (0, 0, 0)})):
+        for ep, (neu, cor, inc) in eps.items():
+            rows += [episode(model, ep, "neutral", neu), episode(model, ep, "correct", cor),
+                     episode(model, ep, "incorrect", inc)]
+    out = compare_models(frame(rows), registered_comparisons(), 500)
+    (row,) = out["suites"]["embodied"]["rows"]
+    assert row["measures"]["completion"]["diff"] == pytest.approx((1 + 2 / 3 - 5 / 6) / 2)
+    assert row["measures"]["strict_completion"]["diff"] == 1.0
+    assert (row["test"]["b"], row["test"]["c"], row["test"]["p"]) == (2, 0, 0.5)
