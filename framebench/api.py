@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from framebench.runs import RunSummary
 
-__all__ = ["Scored", "run_embodied", "run_text", "score", "write_report"]
+__all__ = ["Scored", "compare", "plan", "run_embodied", "run_text", "score", "write_report"]
 
 DEFAULT_SIMULATOR = "symbolic"
 
@@ -113,6 +113,52 @@ def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> 
     report = {"meta": runs_meta(records),
               **compute_report(records, n_resamples=N_RESAMPLES if n_resamples is None else n_resamples)}
     return Scored(report, records, prompts)
+
+
+def _records(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
+    from framebench.errors import UserError
+    from framebench.runs import load_runs
+
+    dirs = [Path(d) for d in run_dirs]
+    if not dirs:
+        raise UserError("no run folders given")
+    return load_runs(dirs)[0]
+
+
+def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> dict[str, Any]:
+    """``report["comparisons"]`` for the models of the given runs: every pair of models on the
+    items both answered (docs/statistics.md). No two models sharing an item is a user error."""
+    from framebench.errors import UserError
+    from framebench.scoring.bootstrap import N_RESAMPLES
+    from framebench.scoring.comparisons import compare_models, registered_comparisons
+    from framebench.scoring.compute import jsonable
+
+    dirs = [Path(d) for d in run_dirs]
+    records = _records(dirs)
+    out = compare_models(records, registered_comparisons(),
+                         N_RESAMPLES if n_resamples is None else n_resamples)
+    if not out:
+        models = sorted(records["model"].unique())
+        raise UserError(f"{', '.join(map(str, dirs))}: no two models share an item "
+                        f"(models: {', '.join(models)}); compare runs over the same items")
+    return jsonable(out)
+
+
+def plan(run_dirs: Iterable[str | Path], contexts: int) -> list[dict[str, Any]]:
+    """From pilot runs: the framing effect and between-model differences detectable at 80 %
+    power, alpha 0.05, with ``contexts`` contexts per task (docs/statistics.md "Power")."""
+    from framebench.errors import UserError
+    from framebench.scoring.comparisons import registered_comparisons
+    from framebench.scoring.compute import jsonable
+    from framebench.scoring.power import plan as plan_rows
+
+    if contexts < 2:
+        raise UserError(f"--contexts must be at least 2, got {contexts}")
+    dirs = [Path(d) for d in run_dirs]
+    rows = plan_rows(_records(dirs), registered_comparisons(), contexts)
+    if not rows:
+        raise UserError(f"{', '.join(map(str, dirs))}: no records of a suite that plans power")
+    return jsonable(rows)
 
 
 def runs_meta(records: pd.DataFrame) -> dict[str, Any]:

@@ -90,12 +90,22 @@ def test_levels(binary):
     assert lv["propositional"]["incorrect"]["mean"] == 0
 
 
+def wilson_by_hand(k: float, n: int, z: float = 1.959963984540054) -> list[float]:
+    """(k + z²/2) / (n + z²) ± z / (n + z²) * sqrt(k (n - k) / n + z²/4)."""
+    center = (k + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * np.sqrt(k * (n - k) / n + z * z / 4)
+    return [max(0.0, center - half), min(1.0, center + half)]
+
+
 def test_intervals(binary):
-    # 3 contexts with strict_all values (0, 0, 1): P(resample mean = 0) = 8/27 and
-    # P(= 1) = 1/27 both exceed 2.5 %, so the percentile interval is [0, 1].
-    assert binary["strict_all_ci"] == [0.0, 1.0]
-    assert binary["strict_incorrect_ci"] == [0.0, 1.0]
-    assert binary["levels"]["root"]["all"]["strict_ci"] == [1.0, 1.0]
+    # strict metrics carry Wilson intervals over contexts: strict_all (0, 0, 1) is 1 of 3
+    # -> (6.1 %, 79.2 %); strict_incorrect (0, 1, 1) is 2 of 3; root strict (1, 1, 1) is 3 of 3,
+    # whose interval does not collapse to (1, 1).
+    assert binary["strict_all_ci"] == pytest.approx(wilson_by_hand(1, 3))
+    assert binary["strict_all_ci"] == pytest.approx([0.0615, 0.7923], abs=1e-4)
+    assert binary["strict_incorrect_ci"] == pytest.approx(wilson_by_hand(2, 3))
+    assert binary["levels"]["root"]["all"]["strict_ci"] == pytest.approx(wilson_by_hand(3, 3))
+    assert binary["levels"]["root"]["all"]["strict_ci"][0] == pytest.approx(0.4385, abs=1e-4)
     again = score_framingqa(records(BINARY))[MODEL]["finance"]["binary"]
     assert again == binary  # seeded
 
@@ -169,14 +179,13 @@ def test_cluster_ci_matches_normal_width_and_skips_nan():
     assert cluster_ci(np.ones(5), "k")[0].tolist() == [1.0, 1.0]
 
 
-def test_pooled_interval_is_stratified_by_task():
+def test_pooled_interval_counts_every_context_of_the_format():
     rows = [q("a", "correct", "root", "s", "Yes", True),
             q("b", "correct", "root", "s", "Yes", False, task="medicine")]
     report = score_framingqa(records(rows))[MODEL]
-    assert report["finance"]["binary"]["strict_all_ci"] == [1.0, 1.0]
-    # every resample keeps one context per task, so the pooled mean is always (1 + 0) / 2
+    assert report["finance"]["binary"]["strict_all_ci"] == pytest.approx(wilson_by_hand(1, 1))
     assert report["all"]["binary"]["strict_all"] == 0.5
-    assert report["all"]["binary"]["strict_all_ci"] == [0.5, 0.5]
+    assert report["all"]["binary"]["strict_all_ci"] == pytest.approx(wilson_by_hand(1, 2))
 
 
 def test_cluster_ci_agrees_with_scipy_percentile_bootstrap():

@@ -58,7 +58,7 @@ FRAMINGQA_COMPARISON = Comparison(
     title="FramingQA (text)", group=("task", "format"),
     measures=(Measure("mean", "Mean accuracy"), Measure("strict_all", "Strict accuracy (all)"),
               Measure("framing_effect", "Framing effect")),
-    values=framingqa_values, test="strict_all")
+    values=framingqa_values, test="strict_all", effect="framing_effect", pooled=("task", POOLED_TASK))
 OMIT_COMPARISON = Comparison(
     title="OMIT", group=("condition",),
     measures=(Measure("OBR", "OBR"), Measure("ABR", "ABR"), Measure("FCR", "FCR")),

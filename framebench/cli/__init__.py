@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from framebench.cli import build, demo, embodied, listing, score, sweep, text, view
+from framebench.cli import build, compare, demo, embodied, listing, score, sweep, text, view
 from framebench.errors import UserError
 from framebench.registry import command_groups
 
@@ -25,6 +25,8 @@ app.command("demo")(demo.demo)
 app.command("text")(text.text)
 app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
+app.command("compare")(compare.compare)
+app.command("plan")(compare.plan)
 app.command("view")(view.view)
 app.command("list")(listing.list_command)
 app.command("sweep")(sweep.sweep)

@@ -46,6 +46,8 @@ class Comparison:
     measures: tuple[Measure, ...]
     values: Callable[[pd.DataFrame], pd.DataFrame]
     test: str | None = None  # the 0/1 measure the exact McNemar test runs on
+    effect: str | None = None  # the measure whose value 0 means "no framing effect" (power)
+    pooled: tuple[str, str] | None = None  # (group level, value) of the groups pooling the others
 
 
 def _shared_items(records: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -62,7 +64,11 @@ def _value(x: float) -> float | None:
 
 def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: str,
                    n_resamples: int) -> dict[str, Any] | None:
-    """The row for one group: ``values`` indexed by (model, context_id)."""
+    """The row for one group: ``values`` indexed by (model, context_id); None when either model
+    has no values there (a suite may leave some models out, e.g. OMIT's persona panel)."""
+    present = values.index.get_level_values("model")
+    if a not in present or b not in present:
+        return None
     va, vb = values.xs(a, level="model"), values.xs(b, level="model")
     va, vb = va.align(vb, join="inner", axis=0)
     if va.empty:

@@ -17,7 +17,6 @@ import pandas as pd
 
 from framebench.records import label_answer_modes
 from framebench.scoring.bootstrap import N_RESAMPLES
-from framebench.scoring.comparisons import compare_models, registered_comparisons
 from framebench.scoring.headline import score_headline
 from framebench.scoring.susceptibility import score_susceptibility
 
@@ -53,9 +52,6 @@ def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
             report[suite.name] = metrics
     if report.get("framingqa"):
         report["headline"] = score_headline(df, report["framingqa"], n_resamples=n_resamples)
-    comparisons = compare_models(df, registered_comparisons(), n_resamples=n_resamples)
-    if comparisons:
-        report["comparisons"] = comparisons
     susceptibility = score_susceptibility(df, n_resamples=n_resamples)
     if susceptibility:
         report["susceptibility"] = susceptibility

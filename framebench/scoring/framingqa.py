@@ -24,8 +24,10 @@ Conventions, all applied per context:
 * ``unparsed_rate`` / ``refusal_rate`` are row shares (parse == "unparsed" / "refusal").
 * ``levels`` -> level -> direction -> {mean, strict}: the rows at that level with that bias
   (``all`` = both biases); strict = every such row right (no per-distractor split).
-* ``<metric>_ci`` (and ``strict_ci`` inside ``levels``): 95 % percentile cluster bootstrap over
-  contexts, see :mod:`framebench.scoring.bootstrap`; None when no context has the metric.
+* ``<metric>_ci`` (and ``strict_ci`` inside ``levels``), on the strict metrics: the 95 % Wilson
+  interval of (sum of the per-context values, contexts with a value) (docs/statistics.md "Wilson
+  intervals"; a distractor-averaged context contributes its share); None when no context has the
+  metric. Unlike a percentile bootstrap it does not collapse to (0, 0) or (1, 1) at the boundary.
 * ``n_contexts``, ``n_rows``: the group's contexts and records.
 """
 
@@ -36,7 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.bootstrap import N_RESAMPLES, percentile_interval, resample_sums
+from framebench.scoring.bootstrap import N_RESAMPLES
+from framebench.scoring.stats import wilson
 
 GROUP = ["model", "task", "format"]
 CONTEXT = [*GROUP, "context_id"]
@@ -46,7 +49,7 @@ POOLED_TASK = "all"
 COUNTS = ["n_rows", "n_unparsed", "n_refusal"]  # per-context counts, summed (not averaged)
 NEEDED = [*CONTEXT, "bias", "level", "distractor", "slot", "gold", "parse", "correct"]
 
-# per-context columns that are strict metrics and so get a bootstrap interval
+# per-context columns that are strict metrics and so get a Wilson interval
 STRICT = ["strict_all", "strict_correct", "strict_incorrect", "strict_pair",
           "strict_all_yes", "strict_all_no",
           *[f"levels.{lv}.{d}.strict" for lv in LEVELS for d in DIRECTIONS]]
@@ -145,12 +148,16 @@ def _value(x: Any) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
-def _interval(bounds: np.ndarray) -> list[float | None] | None:
-    return None if not np.isfinite(bounds).all() else [float(bounds[0]), float(bounds[1])]
+def _wilson_intervals(table: pd.DataFrame) -> dict[str, list[float] | None]:
+    """The Wilson interval of each strict column: (sum of values, contexts with a value)."""
+    values = table[STRICT]
+    return {col: wilson(float(values[col].sum(skipna=True)), int(values[col].notna().sum()))
+            for col in STRICT}
 
 
-def _metrics(table: pd.DataFrame, ci: dict[str, np.ndarray], fmt: str) -> dict[str, Any]:
-    """The report entry for one group from its contexts' rows of ``table`` and the intervals."""
+def _metrics(table: pd.DataFrame, fmt: str) -> dict[str, Any]:
+    """The report entry for one group from its contexts' rows of ``table``."""
+    ci = _wilson_intervals(table)
     means = table.drop(columns=COUNTS).mean(skipna=True)
     counts = table[COUNTS].sum()
     out: dict[str, Any] = {}
@@ -159,7 +166,7 @@ def _metrics(table: pd.DataFrame, ci: dict[str, np.ndarray], fmt: str) -> dict[s
             continue
         out[col] = _value(value)
         if col in ci:
-            out[f"{col}_ci"] = _interval(ci[col])
+            out[f"{col}_ci"] = ci[col]
     drop = MC_ONLY if fmt == "binary" else BINARY_ONLY if fmt == "mc" else set()
     out = {k: v for k, v in out.items() if k not in drop}
     out["unparsed_rate"] = float(counts["n_unparsed"] / counts["n_rows"])
@@ -171,7 +178,7 @@ def _metrics(table: pd.DataFrame, ci: dict[str, np.ndarray], fmt: str) -> dict[s
             d: {
                 "mean": _value(means[f"levels.{lv}.{d}.mean"]),
                 "strict": _value(means[f"levels.{lv}.{d}.strict"]),
-                "strict_ci": _interval(ci[f"levels.{lv}.{d}.strict"]),
+                "strict_ci": ci[f"levels.{lv}.{d}.strict"],
             }
             for d in DIRECTIONS
         }
@@ -184,8 +191,8 @@ def score_framingqa(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[st
     """``{model: {task: {format: metrics}}}`` for the FramingQA text records in ``df``.
 
     Rows of other suites are ignored; an empty result means no FramingQA records. The pooled
-    task's intervals resample contexts within each task (a bootstrap stratified by task, reusing
-    the tasks' resamples), so every resample keeps each task's number of contexts.
+    task's Wilson intervals count every context of the format. ``n_resamples`` is kept for the
+    suites' common signature (the strict intervals need no resampling).
     """
     df = df.loc[df["suite"] == "framingqa", NEEDED]
     if df.empty:
@@ -193,12 +200,7 @@ def score_framingqa(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[st
     table = context_table(df)
     report: dict[str, Any] = {}
     for (model, fmt), pooled in table.groupby(level=["model", "format"], sort=True):
-        pooled_sums = pooled_counts = 0.0
         for task, part in pooled.groupby(level="task", sort=True):
-            sums, counts = resample_sums(part[STRICT].to_numpy(), f"{model}|{task}|{fmt}", n_resamples)
-            pooled_sums, pooled_counts = pooled_sums + sums, pooled_counts + counts
-            ci = dict(zip(STRICT, percentile_interval(sums, counts), strict=True))
-            report.setdefault(model, {}).setdefault(task, {})[fmt] = _metrics(part, ci, fmt)
-        ci = dict(zip(STRICT, percentile_interval(pooled_sums, pooled_counts), strict=True))
-        report[model].setdefault(POOLED_TASK, {})[fmt] = _metrics(pooled, ci, fmt)
+            report.setdefault(model, {}).setdefault(task, {})[fmt] = _metrics(part, fmt)
+        report[model].setdefault(POOLED_TASK, {})[fmt] = _metrics(pooled, fmt)
     return {model: dict(sorted(tasks.items())) for model, tasks in report.items()}

@@ -195,7 +195,7 @@ def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
         + ("All (Yes) / All (No): the context scores only if every question whose gold answer is "
            "Yes / No is correct. " if fmt == "binary" else
            "Neutral: accuracy on the unframed question. ")
-        + "Brackets: 95 % cluster-bootstrap interval over contexts."
+        + "Brackets: 95 % Wilson interval over contexts (docs/statistics.md#wilson-intervals)."
         + small_n_note(rows, 2, "contexts"),
         header=header,
         rows=rows,
@@ -427,7 +427,7 @@ def headline_table(report: Mapping[str, Any]) -> Table | None:
         "then averaged over contexts; robotics: mean task completion). Framing effect: their "
         "difference in percentage points (large = the framing moves the answers). Strict (all): "
         "share of contexts whose every question is right. Brackets: 95 % cluster-bootstrap "
-        "interval over contexts." + small_n_note(rows, 2, "contexts or episodes"),
+        "interval over contexts; strict accuracy: 95 % Wilson interval." + small_n_note(rows, 2, "contexts or episodes"),
         header=["Model", "Format", "n", "Correct-bias accuracy (%)", "Incorrect-bias accuracy (%)",
                 "Framing effect (pp)", "Strict accuracy, all (%)"],
         rows=rows,
@@ -448,11 +448,6 @@ def report_sections(report: Mapping[str, Any]) -> list[Section]:
     for suite in ordered_suites():
         if report.get(suite.name):
             sections += suite.report_sections(report)
-    from framebench.scoring.comparisons_report import comparison_section
-
-    comparisons = comparison_section(report)
-    if comparisons is not None:
-        sections.append(comparisons)
     if report.get("susceptibility"):
         from framebench.scoring.susceptibility_report import susceptibility_section
 
