@@ -24,10 +24,10 @@ def main() -> None:
     args = parser.parse_args()
 
     from embodied.episodes import write_episodes
-    from embodied.framing import VARIANTS
+    from embodied.framing import FRAMINGS
     from embodied.generator import generate
     from embodied.planners import OraclePlanner, load_planner
-    from embodied.runner import run, run_variant, run_variants
+    from embodied.runner import run, run_framing, run_framings
 
     print(f"cpu cores: {os.cpu_count()}, load average (1/5/15 min): "
           + " / ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -40,8 +40,8 @@ def main() -> None:
     t0 = time.perf_counter()
     n = 0
     for ep in episodes:
-        for bias, level in VARIANTS:
-            fields, _ = run_variant(ep, bias, level, planner)
+        for bias, level in FRAMINGS:
+            fields, _ = run_framing(ep, bias, level, planner)
             assert fields["success"], (ep["episode_id"], bias, level)
             n += 1
     loop_s = time.perf_counter() - t0
@@ -66,7 +66,7 @@ def main() -> None:
         times, calls, done = [], 0, 0
         for ep in episodes[: args.smollm2_episodes]:
             t0 = time.perf_counter()
-            results = run_variants(ep, VARIANTS, llm, replan_cap=args.replan_cap)
+            results = run_framings(ep, FRAMINGS, llm, replan_cap=args.replan_cap)
             times.append(time.perf_counter() - t0)
             calls += sum(f["replans"] for f, _ in results)
             done += sum(f["success"] for f, _ in results)

@@ -1,4 +1,5 @@
-"""Instruction framings of FramingQA Appendix D.4 (robotics): neutral plus bias x level.
+"""Instruction framings of FramingQA Appendix D.4 (robotics): an episode's seven framings,
+neutral plus bias x level (``FRAMINGS``).
 
 ``purposes`` is an episode's ``info.purposes`` object::
 
@@ -11,25 +12,28 @@
 from __future__ import annotations
 
 from framebench.errors import UserError
+from framebench.vocabulary import BIASES, LEVELS, NEUTRAL, slot_of
 
-VARIANTS: list[tuple[str, str]] = [
-    ("neutral", ""),
-    ("correct", "root"),
-    ("correct", "propositional"),
-    ("correct", "global"),
-    ("incorrect", "root"),
-    ("incorrect", "propositional"),
-    ("incorrect", "global"),
-]
-
-BIASES = ("correct", "incorrect")
-LEVELS = ("root", "propositional", "global")
+# (bias, level) of each framing, in record order: neutral, then correct and incorrect x level
+FRAMINGS: list[tuple[str, str]] = [(NEUTRAL, ""), *((bias, level) for bias in BIASES for level in LEVELS)]
 _FRAME_FIELDS = ("purpose", "goal", "stance")
 
 
-def variant_name(bias: str, level: str) -> str:
-    """``neutral`` or ``{bias}_{level}`` (used in item ids and log file names)."""
-    return "neutral" if bias == "neutral" else f"{bias}_{level}"
+def framing_slot(bias: str, level: str) -> str:
+    """``neutral`` or ``<bias>/<level>``: the framing's slot in the records."""
+    return slot_of(bias, level)
+
+
+def framing_suffix(bias: str, level: str) -> str:
+    """The slot written for ids and file names (``correct_root``): an item id is
+    ``<episode_id>__<suffix>``, a framing's log ``<item id>.json``."""
+    return framing_slot(bias, level).replace("/", "_")
+
+
+def parse_framing_suffix(suffix: str) -> tuple[str, str] | None:
+    """(bias, level) of a :func:`framing_suffix`, or None when ``suffix`` is none."""
+    by_suffix = {framing_suffix(bias, level): (bias, level) for bias, level in FRAMINGS}
+    return by_suffix.get(suffix)
 
 
 def validate_purposes(purposes: object, where: str = "info.purposes") -> dict:
@@ -60,7 +64,7 @@ def frame_instruction(instruction: str, purposes: dict, bias: str, level: str) -
         raise UserError("instruction: expected a non-empty string")
     if bias == "neutral":
         if level not in ("", None):
-            raise UserError(f"neutral variant takes no level, got {level!r}")
+            raise UserError(f"neutral framing takes no level, got {level!r}")
         return instruction
     if bias not in BIASES:
         raise UserError(f"bias: expected neutral, correct or incorrect, got {bias!r}")

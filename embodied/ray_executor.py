@@ -55,7 +55,7 @@ class EmbodiedWorker:
         t0 = time.perf_counter()
         if self.planner is None:
             self._setup()  # the first unit also pays the imports below (the simulator's modules)
-        from embodied.framing import VARIANTS
+        from embodied.framing import FRAMINGS
         from embodied.runner import run_episode
 
         setup = time.perf_counter() - t0
@@ -68,7 +68,7 @@ class EmbodiedWorker:
                                          partnr_compat)[1]
         meta = {"spec": self.planner.spec, "fingerprint": self.planner.fingerprint(),
                 "settings": self.planner.settings(), "uses_cap": self.planner.uses_cap}
-        return UnitResult(len(VARIANTS) * (bounds[1] - bounds[0]), generated, meta, time.perf_counter() - t0,
+        return UnitResult(len(FRAMINGS) * (bounds[1] - bounds[0]), generated, meta, time.perf_counter() - t0,
                           setup)
 
 
@@ -96,7 +96,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
     """Run ``framebench embodied`` (symbolic backend) on Ray; returns the executor's totals.
     ``episodes_per_unit``: unit size (default: sized by the planner's cost, see the module doc)."""
     from embodied.episodes import read_episodes
-    from embodied.framing import VARIANTS
+    from embodied.framing import FRAMINGS
     from embodied.runner import run
     from framebench.executors.cluster import ray_session, require_ray
 
@@ -114,7 +114,7 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, *, replan_cap: int
         units = pack(len(selected), size)
         worker_cls = ray.remote(**options)(EmbodiedWorker)
         args = (planner, max_new_tokens, ray.put(selected), str(out.resolve()), replan_cap, partnr_compat)
-        stats = run_units(ray, lambda: worker_cls.remote(*args), n_workers, [len(VARIANTS) * len(u) for u in units],
+        stats = run_units(ray, lambda: worker_cls.remote(*args), n_workers, [len(FRAMINGS) * len(u) for u in units],
                           label=f"{planner} on ray (episode variants)", progress=progress, resuming=resuming,
                           payload=lambda i: (units[i].start, units[i].stop))
     merge_shards(out)

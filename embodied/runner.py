@@ -26,7 +26,7 @@ from typing import Any
 from embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
 from embodied.episodes import read_episodes
 from embodied.evaluation import evaluation_mode
-from embodied.framing import VARIANTS, frame_instruction, variant_name
+from embodied.framing import FRAMINGS, frame_instruction, framing_suffix
 from embodied.planners import Planner
 from embodied.skills import parse_action
 
@@ -35,7 +35,7 @@ EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would ha
 
 
 def item_id(episode_id: str, bias: str, level: str) -> str:
-    return f"{episode_id}__{variant_name(bias, level)}"
+    return f"{episode_id}__{framing_suffix(bias, level)}"
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return diff
 
 
-class _Variant:
+class _Framing:
     """One episode variant in flight: its env, planner session and log."""
 
     def __init__(self, episode, bias, level, planner, partnr_compat, max_sim_steps):
@@ -107,7 +107,7 @@ class _Variant:
         return fields, log
 
 
-def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], planner: Planner,
+def run_framings(episode: dict[str, Any], variants: list[tuple[str, str]], planner: Planner,
                  replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
                  max_sim_steps: int = MAX_SIM_STEPS,
                  on_round: Callable[[int, int], None] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -115,7 +115,7 @@ def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], plann
 
     ``on_round(decisions, finished)`` fires after every round: the planner decisions it made and
     the variants that ended in it (for live progress)."""
-    runs = [_Variant(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
+    runs = [_Framing(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
     active = [r for r in runs if not r.end]
     if on_round is not None and len(active) < len(runs):  # ended on the first state (compat error)
         on_round(0, len(runs) - len(active))
@@ -131,11 +131,11 @@ def run_variants(episode: dict[str, Any], variants: list[tuple[str, str]], plann
     return [r.finish(episode, planner) for r in runs]
 
 
-def run_variant(episode: dict[str, Any], bias: str, level: str, planner: Planner,
+def run_framing(episode: dict[str, Any], bias: str, level: str, planner: Planner,
                 replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
                 max_sim_steps: int = MAX_SIM_STEPS) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run one episode variant; return (result fields, full log)."""
-    return run_variants(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
+    return run_framings(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
 
 
 def run_identity(planner: str, episodes_file: Path, **settings: Any) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def episode_keys(episode: dict[str, Any], fingerprint: str,
 
     keys, framed = {}, {}
     episode_json = stable_json(episode)
-    for bias, level in VARIANTS:
+    for bias, level in FRAMINGS:
         iid = item_id(episode["episode_id"], bias, level)
         framed[iid] = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
         prompt_json = f'{{"episode":{episode_json},"instruction":{stable_json(framed[iid])}}}'
@@ -193,14 +193,14 @@ def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path
     if keys is None:
         keys, _ = episode_keys(episode, planner.fingerprint(), settings)
     found = store.get_many(keys.values())
-    pending = [(b, lv) for b, lv in VARIANTS if keys[item_id(episode["episode_id"], b, lv)] not in found]
-    if len(pending) < len(VARIANTS) and on_stored is not None:
-        on_stored(len(VARIANTS) - len(pending))
+    pending = [(b, lv) for b, lv in FRAMINGS if keys[item_id(episode["episode_id"], b, lv)] not in found]
+    if len(pending) < len(FRAMINGS) and on_stored is not None:
+        on_stored(len(FRAMINGS) - len(pending))
     if pending:
         from framebench.runs import EPISODE_LOGS
 
         (out / EPISODE_LOGS).mkdir(parents=True, exist_ok=True)
-        results = run_variants(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
+        results = run_framings(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
         for (bias, level), (fields, log) in zip(pending, results, strict=True):
             iid = item_id(episode["episode_id"], bias, level)
             write_json_atomic(log, child_path(out / EPISODE_LOGS, iid, ".json"))
@@ -229,7 +229,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
     dataset_hash = file_sha256(episodes_file)
     run_id = embodied_run_id(planner.spec, fingerprint, dataset_hash, settings, limit)
     rows, prompts, errors = [], [], 0
-    reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(VARIANTS),
+    reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(FRAMINGS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
     decisions = 0
 
@@ -245,7 +245,7 @@ def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFA
             results, _ = run_episode(episode, planner, store, out, settings, replan_cap, partnr_compat,
                                      on_round=on_round, on_stored=reporter.skip,  # skip: served from the store
                                      keys=keys)
-            for bias, level in VARIANTS:
+            for bias, level in FRAMINGS:
                 iid = item_id(episode["episode_id"], bias, level)
                 fields = results[iid]
                 errors += fields.get("evaluation_error") is not None

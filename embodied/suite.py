@@ -10,21 +10,17 @@ from typing import Any
 from framebench.suite import Suite
 
 
-def variant_slot(bias: str, level: str) -> str:
-    """``neutral`` or ``<bias>/<level>``: the variant's slot in the records."""
-    return "neutral" if bias == "neutral" else f"{bias}/{level}"
-
-
 def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias: str, level: str,
                 constraint: str, percent_complete: float, success: bool, sim_steps: int,
                 replans: int | None, output: str) -> dict[str, Any]:
     """The record of one episode variant, from whichever simulator ran it (``replans`` None: the
     planner makes no LLM calls)."""
+    from embodied.framing import framing_slot
     from framebench.records import make_row
 
     return make_row(
         run_id=run_id, model=model, suite="embodied", task="robotics", format="episode",
-        context_id=episode_id, item_id=item_id, bias=bias, level=level, slot=variant_slot(bias, level),
+        context_id=episode_id, item_id=item_id, bias=bias, level=level, slot=framing_slot(bias, level),
         gold="", answer="", parse="ok", correct=success, output=output, constraint=constraint,
         percent_complete=percent_complete, success=success, sim_steps=sim_steps, replans=replans)
 

@@ -13,6 +13,7 @@ from typing import Any
 from framebench import records
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
+from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS
 
 ITEMS_FILE = "items.jsonl"
 
@@ -61,7 +62,7 @@ def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
 
 # which tasks and formats each suite's items may have: the registered text suites' (embodied
 # episodes are not items)
-MIN_OPTIONS, MAX_OPTIONS = 2, len(records.MC_ANSWERS)
+MIN_OPTIONS, MAX_OPTIONS = 2, len(MC_ANSWERS)
 
 
 def _check_consistency(item: dict[str, Any], where: str) -> None:
@@ -98,12 +99,12 @@ def _check_consistency(item: dict[str, Any], where: str) -> None:
     if item["format"] == "binary":
         if options:
             raise UserError(f"{where}: field 'options': binary items have none (got {len(options)})")
-        allowed = records.BINARY_ANSWERS
+        allowed = BINARY_ANSWERS
     else:
         if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
             raise UserError(f"{where}: field 'options': mc items need {MIN_OPTIONS}-{MAX_OPTIONS} options, "
                             f"got {len(options)}")
-        allowed = records.MC_ANSWERS[: len(options)]
+        allowed = MC_ANSWERS[: len(options)]
     if item["gold"] not in allowed:
         raise UserError(f"{where}: field 'gold' must be one of {', '.join(allowed)}, got {item['gold']!r}")
 

@@ -17,6 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from framebench.errors import UserError
+from framebench.vocabulary import (
+    BIASES,
+    BINARY_ANSWERS,
+    FORMS,
+    LEVELS,
+    MC_ANSWERS,
+    NEUTRAL,
+    PHRASINGS,
+)
 
 RECORDS_FILE = "records.parquet"
 
@@ -55,25 +64,19 @@ COLUMNS: dict[str, pa.DataType] = {
 SCHEMA = pa.schema([pa.field(name, typ) for name, typ in COLUMNS.items()])
 
 FORMATS = ("binary", "mc", "episode")
-BIASES = ("neutral", "correct", "incorrect")
-LEVELS = ("root", "propositional", "global", "")
-FORMS = ("plain", "negated", "")
-VARIANTS = ("Q1", "Q2", "Q3", "")
 PARSES = ("ok", "unparsed", "refusal")
 FRAMES = ("action", "omission", "")
 CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous", "")
 ANSWER_MODES = ("generate", "constrained", "")
-BINARY_ANSWERS = ("Yes", "No")
-MC_ANSWERS = ("A", "B", "C", "D")
 
 # ``suite`` and ``task`` take the values the registered suites declare (``known_suites``,
 # ``known_tasks``); the other enumerated columns are fixed here.
 ENUMS: dict[str, tuple[str, ...]] = {
     "format": FORMATS,
-    "bias": BIASES,
-    "level": LEVELS,
-    "form": FORMS,
-    "variant": VARIANTS,
+    "bias": (NEUTRAL, *BIASES),
+    "level": (*LEVELS, ""),
+    "form": (*FORMS, ""),
+    "variant": (*PHRASINGS, ""),  # the phrasing (Q1-Q3); the column keeps its first name
     "parse": PARSES,
     "frame": FRAMES,
     "constraint": CONSTRAINTS,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 class Job:
     """One model call: the item, the id of its record, the chat and the decoding.
 
-    ``setting`` is the suite's own per-job choice (OMIT: the intervention), ``decoding_name`` the
+    ``condition`` is the suite's own per-job experimental condition (OMIT: M0-M4), ``decoding_name`` the
     label under which run.json lists this job's decoding. ``answer_mode`` is ``generate`` (free
     text in ``output``) or ``constrained`` (``probs``: the probability of each allowed answer;
     ``output``: the reasoning generated first, if the suite asks for one).
@@ -38,7 +38,7 @@ class Job:
     record_id: str
     chat: Chat
     decoding: Decoding
-    setting: Any = None
+    condition: Any = None
     decoding_name: str = ""
     key: str = ""
     output: str | None = None
@@ -101,9 +101,9 @@ class Suite:
         job's decoding) before its answer is scored."""
         return False
 
-    def settings_listing(self) -> list[tuple[str, str]]:
-        """(name, one-line summary) of the per-job settings it offers (``framebench list
-        conditions``; OMIT: the interventions)."""
+    def conditions_listing(self) -> list[tuple[str, str]]:
+        """(name, one-line summary) of the per-job conditions it offers (``framebench list
+        conditions``)."""
         return []
 
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:

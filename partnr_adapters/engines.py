@@ -22,11 +22,11 @@ class HabitatSimulator:
     def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
             partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
             progress: bool = True, force: bool = False, remote: Any = None) -> Path:
-        from partnr_adapters import habitat_backend
+        from partnr_adapters import habitat_simulator
 
         if partnr_compat:
             raise UserError("--partnr-compat applies to the symbolic simulator (Habitat runs PARTNR's own evaluator)")
-        run = remote or habitat_backend.run_habitat  # remote: the driver's batches on a Ray cluster
+        run = remote or habitat_simulator.run_habitat  # remote: the driver's batches on a Ray cluster
         run(planner=planner, episodes=episodes, out=out, replanning_threshold=replan_cap,
             max_tokens=max_new_tokens, limit=limit, **model_args)
         return out

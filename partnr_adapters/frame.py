@@ -1,8 +1,8 @@
-"""Framed PARTNR datasets: every episode of a PARTNR episode file as 7 variants.
+"""Framed PARTNR datasets: every episode of a PARTNR episode file in its 7 framings.
 
-The variants are the symbolic runner's (``embodied.framing.VARIANTS``): neutral plus correct/incorrect
-bias x root/propositional/global. A variant is the original episode with only ``instruction`` replaced
-and ``episode_id`` suffixed ``__<bias>_<level>`` (``__neutral`` for the neutral variant), so PARTNR
+The framings are the symbolic runner's (``embodied.framing.FRAMINGS``): neutral plus correct/incorrect
+bias x root/propositional/global. A framed episode is the original with only ``instruction`` replaced
+and ``episode_id`` suffixed ``__<bias>_<level>`` (``__neutral`` for the neutral framing), so PARTNR
 loads, runs and evaluates it exactly like the original.
 """
 
@@ -20,20 +20,19 @@ SUFFIX_SEP = "__"
 
 def framed_id(episode_id: str, bias: str, level: str) -> str:
     """``<episode_id>__<bias>_<level>``, or ``<episode_id>__neutral``."""
-    from embodied.framing import variant_name
+    from embodied.framing import framing_suffix
 
-    return f"{episode_id}{SUFFIX_SEP}{variant_name(bias, level)}"
+    return f"{episode_id}{SUFFIX_SEP}{framing_suffix(bias, level)}"
 
 
 def parse_framed_id(item_id: str) -> tuple[str, str, str]:
     """Split a framed episode id into (base episode id, bias, level); UserError if it is not one."""
+    from embodied.framing import parse_framing_suffix
+
     base, sep, suffix = str(item_id).rpartition(SUFFIX_SEP)
-    if sep and base:
-        if suffix == "neutral":
-            return base, "neutral", ""
-        bias, _, level = suffix.partition("_")
-        if bias in ("correct", "incorrect") and level in ("root", "propositional", "global"):
-            return base, bias, level
+    framing = parse_framing_suffix(suffix) if sep and base else None
+    if framing is not None:
+        return base, *framing
     raise UserError(
         f"episode id {item_id!r} is not a framed id (<episode_id>__<bias>_<level> or <episode_id>__neutral)"
     )
@@ -93,12 +92,12 @@ def load_purposes(path: str | Path) -> dict[str, dict]:
 
 
 def frame_episodes(data: dict[str, Any], purposes: dict[str, dict], source: str = "<episodes>") -> dict[str, Any]:
-    """The framed dataset: 7 variants per episode, in episode order, variant order of VARIANTS.
+    """The framed dataset: 7 framed episodes per episode, in episode order, framing order of FRAMINGS.
 
     Every key other than ``episodes`` is kept; within an episode only ``episode_id`` and
     ``instruction`` change. An episode without purposes is an error naming it.
     """
-    from embodied.framing import VARIANTS, frame_instruction
+    from embodied.framing import FRAMINGS, frame_instruction
 
     framed: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -111,21 +110,21 @@ def frame_episodes(data: dict[str, Any], purposes: dict[str, dict], source: str 
         seen.add(episode_id)
         if episode_id not in purposes:
             raise UserError(f"{source}: episode {episode_id}: no purposes in the purposes file")
-        for bias, level in VARIANTS:
-            variant = dict(episode)  # shallow: nested data is shared, never mutated, only serialised
-            variant["episode_id"] = framed_id(episode_id, bias, level)
+        for bias, level in FRAMINGS:
+            one = dict(episode)  # shallow: nested data is shared, never mutated, only serialised
+            one["episode_id"] = framed_id(episode_id, bias, level)
             try:
-                variant["instruction"] = frame_instruction(episode["instruction"], purposes[episode_id], bias, level)
+                one["instruction"] = frame_instruction(episode["instruction"], purposes[episode_id], bias, level)
             except UserError as exc:
                 raise UserError(f"{source}: episode {episode_id}: {exc}") from None
-            framed.append(variant)
+            framed.append(one)
     out = {key: value for key, value in data.items() if key != "episodes"}
     out["episodes"] = framed
     return out
 
 
 def frame_file(episodes: str | Path, purposes: str | Path, out: str | Path) -> int:
-    """``framebench partnr frame``: read, frame and write; returns the number of variants written."""
+    """``framebench partnr frame``: read, frame and write; returns the number of framed episodes written."""
     if not str(out).endswith(".json.gz"):
         raise UserError(f"{out}: the framed file must end in .json.gz (PARTNR's dataset loader reads gzipped JSON)")
     data = load_episode_file(episodes)

@@ -33,7 +33,7 @@ class HabitatWorker:
         self.planner, self.framed, self.out, self.opts = planner, Path(framed), Path(out), opts
 
     def run_unit(self, index: int, look_elsewhere: bool = True) -> UnitResult:
-        from partnr_adapters.habitat_backend import driver_command, launcher_here
+        from partnr_adapters.habitat_simulator import driver_command, launcher_here
 
         indices = self.opts["units"][index]
         opts = {k: v for k, v in self.opts.items() if k != "units"}
@@ -49,7 +49,7 @@ class HabitatWorker:
 
 def merge_results(out: Path, n_units: int) -> Path:
     """Copy every unit's PARTNR outputs into ``out/partnr-results`` and join their manifests."""
-    from partnr_adapters.habitat_backend import RESULTS_SUBDIR
+    from partnr_adapters.habitat_simulator import RESULTS_SUBDIR
     from partnr_adapters.ingest import MANIFEST_FILE
 
     merged = out / RESULTS_SUBDIR
@@ -79,7 +79,7 @@ def run_habitat_ray(planner: str, episodes: Path, out: Path, *, ray_address: str
     """Run the PARTNR container driver's batches as Ray units, then ingest; returns the ingest report."""
     from framebench.executors.cluster import ray_session, require_ray
     from partnr_adapters.frame import load_episode_file
-    from partnr_adapters.habitat_backend import check_planner, framed_episode_file
+    from partnr_adapters.habitat_simulator import check_planner, framed_episode_file
     from partnr_adapters.ingest import ingest
 
     require_ray(ray_address)

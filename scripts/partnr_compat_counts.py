@@ -27,10 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from embodied.checks import last_handle_only_plan  # noqa: E402
-from embodied.framing import VARIANTS  # noqa: E402
+from embodied.framing import FRAMINGS  # noqa: E402
 from embodied.oracle import oracle_plan  # noqa: E402
 from embodied.planners import PlanPlanner  # noqa: E402
-from embodied.runner import run_variants  # noqa: E402
+from embodied.runner import run_framings  # noqa: E402
 
 
 class FixedPlan(PlanPlanner):
@@ -80,7 +80,7 @@ def main() -> None:
             if plan is None:
                 continue
             planner = FixedPlan({episode["episode_id"]: plan}, kind)
-            by_mode = {compat: [fields for fields, _ in run_variants(episode, VARIANTS, planner,
+            by_mode = {compat: [fields for fields, _ in run_framings(episode, FRAMINGS, planner,
                                                                     partnr_compat=compat)]
                        for compat in (False, True)}
             for intended, compat in zip(by_mode[False], by_mode[True], strict=True):
@@ -95,7 +95,7 @@ def main() -> None:
                 errors[kind] += compat["evaluation_error"] is not None
                 if kind == "oracle" and intended["success"] != compat["success"]:
                     oracle_diff_families[episode["info"].get("family", "?")] += 1
-    print(f"{len(episodes)} episodes x {len(VARIANTS)} variants, both modes ({time.perf_counter() - t0:.1f} s)")
+    print(f"{len(episodes)} episodes x {len(FRAMINGS)} variants, both modes ({time.perf_counter() - t0:.1f} s)")
     header = (f"{'plan':<19}{'variants':>9}{'solved int.':>12}{'solved compat':>14}{'% differs':>10}"
               f"{'success differs':>16}{'mean % int.':>12}{'mean % compat':>14}{'eval errors':>12}")
     print(header)

@@ -18,9 +18,9 @@ from embodied.choice_planner import (
     valid_actions,
 )
 from embodied.episodes import read_episodes
-from embodied.framing import VARIANTS
+from embodied.framing import FRAMINGS
 from embodied.oracle import oracle_plan
-from embodied.runner import run_variants
+from embodied.runner import run_framings
 from embodied.skills import SUCCESS, SkillExecutor, parse_action
 from embodied.world import World
 
@@ -124,9 +124,9 @@ def test_choice_planner_batches_variants_and_logs_probability_and_margin():
     episode = read_episodes(DEMO)[0]
     scorer = OracleScorer(episode)
     planner = ChoicePlanner(scorer)
-    results = run_variants(episode, list(VARIANTS), planner, replan_cap=25)
+    results = run_framings(episode, list(FRAMINGS), planner, replan_cap=25)
     assert all(fields["success"] for fields, _ in results)
-    assert scorer.calls[0] == len(VARIANTS)  # all framings of the episode in one call
+    assert scorer.calls[0] == len(FRAMINGS)  # all framings of the episode in one call
     step = results[0][1]["steps"][0]
     assert 0 < step["choice"]["probability"] <= 1 and step["choice"]["margin"] > 0
     assert step["choice"]["n_candidates"] > 10
@@ -138,7 +138,7 @@ def test_tiny_model_choice_planner_never_acts_invalidly(tiny_llama_dir):
     backend = HFBackend(str(tiny_llama_dir), spec="hf:tiny")
     planner = ChoicePlanner(backend)
     episode = read_episodes(DEMO)[1]
-    results = run_variants(episode, list(VARIANTS)[:2], planner, replan_cap=4)
+    results = run_framings(episode, list(FRAMINGS)[:2], planner, replan_cap=4)
     for _fields, log in results:
         for step in log["steps"]:
             if step["action"] not in ("Done[]", None):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from embodied.framing import VARIANTS, frame_instruction, validate_purposes
+from embodied.framing import FRAMINGS, frame_instruction, validate_purposes
 from framebench.errors import UserError
 
 INSTRUCTION = "Put the candle, the candle holder, and the plant container on the table in the living room."
@@ -26,7 +26,7 @@ EXPECTED = {  # FramingQA Appendix D.4, "Robotics Domain (spatial episode)"
 
 
 def test_variants_are_neutral_plus_bias_by_level():
-    assert VARIANTS == [("neutral", ""), ("correct", "root"), ("correct", "propositional"), ("correct", "global"),
+    assert FRAMINGS == [("neutral", ""), ("correct", "root"), ("correct", "propositional"), ("correct", "global"),
                         ("incorrect", "root"), ("incorrect", "propositional"), ("incorrect", "global")]
 
 

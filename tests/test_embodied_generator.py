@@ -6,9 +6,9 @@ import pytest
 
 from embodied.checks import idle_percent
 from embodied.episodes import read_episodes
-from embodied.framing import VARIANTS
+from embodied.framing import FRAMINGS
 from embodied.planners import OraclePlanner
-from embodied.runner import run_variant
+from embodied.runner import run_framing
 from framebench.cli import main
 
 
@@ -34,8 +34,8 @@ def test_oracle_solves_every_variant(built):
     planner = OraclePlanner()
     failures = []
     for ep in built:
-        for bias, level in VARIANTS:
-            fields, _ = run_variant(ep, bias, level, planner)
+        for bias, level in FRAMINGS:
+            fields, _ = run_framing(ep, bias, level, planner)
             if not fields["success"] or fields["percent_complete"] != 1.0:
                 failures.append((ep["episode_id"], bias, level, fields["percent_complete"]))
     assert failures == []
@@ -61,7 +61,7 @@ def test_demo_episodes_are_valid():
     assert 3 <= len(episodes) <= 6
     planner = OraclePlanner()
     for ep in episodes:
-        assert run_variant(ep, "neutral", "", planner)[0]["success"]
+        assert run_framing(ep, "neutral", "", planner)[0]["success"]
         assert idle_percent(ep) < 1.0
 
 

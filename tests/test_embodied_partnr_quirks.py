@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from embodied.evaluation import EvaluationError, PropositionResult, SameArgConstraint
-from embodied.runner import run_variant
+from embodied.runner import run_framing
 from embodied.world import World
 from tests.partnr_quirk_helpers import SCENE, SPOONS, clustered, episode, on_top, place, scores
 
@@ -131,12 +131,12 @@ def test_quirk3_episode_ends_and_is_recorded_as_crashed():
             return (place("spoon_1", "table_1") + place("spoon_2", "table_1", next_to="spoon_1")
                     + place("spoon_3", "table_1", next_to="spoon_1") + ["Navigate[table_2]"] * 3)
 
-    fields, log = run_variant(_cluster_episode(), "neutral", "", Fixed(), partnr_compat=True)
+    fields, log = run_framing(_cluster_episode(), "neutral", "", Fixed(), partnr_compat=True)
     assert log["end"] == "evaluation_error" and fields["evaluation_error"]
     assert fields["output"].startswith("[crashed] state ")
     assert fields["replans"] == 12  # the planner is not asked again after the failing Place
     assert log["evaluation"]["evaluation_mode"] == "partnr-compat"
-    fields, log = run_variant(_cluster_episode(), "neutral", "", Fixed())
+    fields, log = run_framing(_cluster_episode(), "neutral", "", Fixed())
     assert log["end"] == "done" and fields["success"] and fields["evaluation_error"] is None
 
 

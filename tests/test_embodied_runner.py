@@ -10,7 +10,7 @@ from embodied import runner
 from embodied.episodes import read_episodes
 from embodied.oracle import oracle_plan
 from embodied.planners import LLMPlanner
-from embodied.runner import run_variant
+from embodied.runner import run_framing
 from framebench.cli import main
 from framebench.records import read_records
 
@@ -81,7 +81,7 @@ def test_resume_skips_finished_variants(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("a finished variant was run again")
 
-    monkeypatch.setattr(runner, "run_variants", boom)
+    monkeypatch.setattr(runner, "run_framings", boom)
     assert cli(["embodied", "--planner", "oracle", "--episodes", str(DEMO), "--out", str(out)]) == 0
     again = read_records(out)
     cols = ["item_id", "percent_complete", "success", "sim_steps", "replans", "output"]
@@ -105,7 +105,7 @@ def test_llm_planner_loop_parses_strictly_and_counts_replans(episodes):
     answers = ["I am not sure what to do.", "Thought: go\nAction: Fly[home]"]
     answers += [f"Thought: next step\nAction: {a}" for a in plan]
     backend = FakeBackend(answers)
-    fields, log = run_variant(ep, "correct", "root", LLMPlanner(backend))
+    fields, log = run_framing(ep, "correct", "root", LLMPlanner(backend))
     assert fields["success"] and fields["replans"] == len(plan) + 2  # two bad answers, every action, Done
     assert fields["output"].endswith("Done[]")
     second_prompt = backend.chats[1]
@@ -116,8 +116,8 @@ def test_llm_planner_loop_parses_strictly_and_counts_replans(episodes):
 
 
 def test_variants_run_in_lockstep_batches(episodes):
-    from embodied.framing import VARIANTS
-    from embodied.runner import run_variants
+    from embodied.framing import FRAMINGS
+    from embodied.runner import run_framings
 
     class PerVariant(FakeBackend):
         """Answers by the framed task: neutral says Done at once, the others wait twice first."""
@@ -128,7 +128,7 @@ def test_variants_run_in_lockstep_batches(episodes):
                     else "Action: Wait[]" for chat in chats]
 
     backend = PerVariant([])
-    results = run_variants(episodes[0], VARIANTS, LLMPlanner(backend))
+    results = run_framings(episodes[0], FRAMINGS, LLMPlanner(backend))
     assert backend.batches == [7, 6, 6]  # neutral finishes after the first round
     assert [f["replans"] for f, _ in results] == [1, 3, 3, 3, 3, 3, 3]
     assert [f["sim_steps"] for f, _ in results] == [0] + [1200] * 6
@@ -136,7 +136,7 @@ def test_variants_run_in_lockstep_batches(episodes):
 
 def test_replan_cap_ends_the_episode(episodes):
     backend = FakeBackend(["Thought: wait\nAction: Wait[]"])
-    fields, log = run_variant(episodes[0], "neutral", "", LLMPlanner(backend), replan_cap=5)
+    fields, log = run_framing(episodes[0], "neutral", "", LLMPlanner(backend), replan_cap=5)
     # calls 1..5 act; call 6 (= cap + 1) ends the episode without acting, as PARTNR's threshold does
     assert fields["replans"] == 6 and fields["sim_steps"] == 5 * 600 and log["end"] == "replan_cap"
     assert not fields["success"]
@@ -144,7 +144,7 @@ def test_replan_cap_ends_the_episode(episodes):
 
 def test_sim_step_limit_ends_the_episode(episodes):
     backend = FakeBackend(["Action: Wait[]"])
-    fields, log = run_variant(episodes[0], "neutral", "", LLMPlanner(backend), replan_cap=100)
+    fields, log = run_framing(episodes[0], "neutral", "", LLMPlanner(backend), replan_cap=100)
     assert log["end"] == "sim_step_limit" and fields["sim_steps"] == 34 * 600 and fields["replans"] == 34
 
 
@@ -172,8 +172,8 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):
     assert not (tmp_path / "r" / "records.parquet").exists()
 
 
-def test_habitat_backend_is_called_lazily(tmp_path, monkeypatch):
-    import partnr_adapters.habitat_backend as hb
+def test_habitat_simulator_is_called_lazily(tmp_path, monkeypatch):
+    import partnr_adapters.habitat_simulator as hb
 
     seen = {}
     monkeypatch.setattr(hb, "run_habitat", lambda **kw: seen.update(kw))

@@ -214,15 +214,15 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     """The container driver's batches run as Ray units against a stand-in planner_demo."""
-    from partnr_adapters import habitat_backend
-    from partnr_adapters.habitat_backend import run_habitat
+    from partnr_adapters import habitat_simulator
+    from partnr_adapters.habitat_simulator import run_habitat
     from partnr_adapters.ray_executor import run_habitat_ray
 
     fake = fake_habitat_llm(tmp_path)
     python = tmp_path / "habitat-python"  # the container's interpreter, with habitat_llm on its path
     python.write_text(f"#!/bin/sh\nPYTHONPATH={fake.parent.parent}:$PYTHONPATH exec {sys.executable} \"$@\"\n")
     python.chmod(0o755)
-    monkeypatch.setattr(habitat_backend.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", str(python))
     opts = dict(base_url="http://127.0.0.1:1/v1", batch_size=3)
     local = run_habitat("openai:m", DEMO_EPISODES, tmp_path / "local", **opts)

@@ -13,8 +13,8 @@ from partnr_helpers import fake_habitat_llm
 
 from framebench.errors import UserError
 from framebench.records import read_records
-from partnr_adapters import habitat_backend
-from partnr_adapters.habitat_backend import (
+from partnr_adapters import habitat_simulator
+from partnr_adapters.habitat_simulator import (
     docker_command,
     driver_args,
     framed_episode_file,
@@ -35,8 +35,8 @@ def episodes_file(tmp_path, with_purposes=True):
 
 
 def no_habitat_no_docker(monkeypatch):
-    monkeypatch.setattr(habitat_backend.importlib.util, "find_spec", lambda name: None)
-    monkeypatch.setattr(habitat_backend.shutil, "which", lambda name: None)
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(habitat_simulator.shutil, "which", lambda name: None)
     monkeypatch.delenv("FRAMEBENCH_HABITAT_PYTHON", raising=False)
 
 
@@ -63,8 +63,8 @@ def test_cli_embodied_backend_habitat_without_docker_exits_2(monkeypatch, tmp_pa
 
 
 def test_docker_without_data_dir_is_named(monkeypatch, tmp_path):
-    monkeypatch.setattr(habitat_backend.importlib.util, "find_spec", lambda name: None)
-    monkeypatch.setattr(habitat_backend.shutil, "which", lambda name: "/usr/bin/docker")
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(habitat_simulator.shutil, "which", lambda name: "/usr/bin/docker")
     monkeypatch.delenv("FRAMEBENCH_HABITAT_PYTHON", raising=False)
     monkeypatch.delenv("FRAMEBENCH_PARTNR_DATA", raising=False)
     with pytest.raises(UserError, match="PARTNR data folder"):
@@ -105,7 +105,7 @@ def test_docker_command_mounts_gpu_graphics_and_hides_key(tmp_path, monkeypatch)
 def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path, capfd):
     """FRAMEBENCH_HABITAT_PYTHON path: the driver runs against a stand-in planner_demo, then ingest."""
     fake = fake_habitat_llm(tmp_path)
-    monkeypatch.setattr(habitat_backend.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", sys.executable)
     monkeypatch.setenv("PYTHONPATH", str(fake.parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     report = run_habitat("openai:m", episodes_file(tmp_path), tmp_path / "run",

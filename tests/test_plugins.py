@@ -188,3 +188,23 @@ def test_toy_omit_intervention(toy_plugin, tmp_path):
     (test,) = omit_report["mcnemar"]
     assert (test["condition"], test["b"], test["c"]) == ("M7", n_scenarios, 0)
     assert test["p"] == pytest.approx(0.5 ** n_scenarios)
+
+
+
+def test_omit_conditions_group_keeps_its_first_name(monkeypatch):
+    """A package that registered its condition under ``framebench.omit_interventions`` (the
+    group's first name) still has it in ``conditions()``."""
+    from types import SimpleNamespace
+
+    from text_eval import omit_conditions
+
+    m8 = omit_conditions.Condition("M8", "Think twice.", 8, False, summary="test condition")
+    legacy = SimpleNamespace(name="M8", load=lambda: m8)
+    monkeypatch.setattr(omit_conditions, "entry_points",
+                        lambda group: [legacy] if group == omit_conditions.LEGACY_GROUP else [])
+    omit_conditions.conditions.cache_clear()
+    try:
+        found = omit_conditions.conditions()
+        assert found["M8"] is m8 and list(found) == ["M0", "M1", "M2", "M3", "M4", "M8"]
+    finally:
+        omit_conditions.conditions.cache_clear()

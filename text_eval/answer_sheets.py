@@ -14,10 +14,9 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
+from framebench.vocabulary import MC_ANSWERS
 from text_eval.contexts import Context
 from text_eval.domains import domain, domains
-
-LETTERS = "ABCD"
 
 
 @dataclass
@@ -76,7 +75,7 @@ def mc_layout(ctx: Context, distractors: list[str]) -> tuple[list[str], str]:
     if not dom.has_mc:
         return [], ""
     options = dom.mc_options(ctx, distractors) if dom.mc_options else list(ctx.options)
-    return options, LETTERS[options.index(ctx.gold)]
+    return options, MC_ANSWERS[options.index(ctx.gold)]
 
 
 def check_sheet(sheet: AnswerSheet, where: str) -> None:
@@ -89,7 +88,7 @@ def check_sheet(sheet: AnswerSheet, where: str) -> None:
     if known is None or known.has_mc:  # a binary-only task (hearsay) has no MC layout
         if sorted(sheet.mc_options) != sorted([sheet.gold, *sheet.distractors]):
             raise bad("mc_options must be the gold and the three distractors")
-        if sheet.gold_letter not in LETTERS or sheet.mc_options[LETTERS.index(sheet.gold_letter)] != sheet.gold:
+        if sheet.gold_letter not in MC_ANSWERS or sheet.mc_options[MC_ANSWERS.index(sheet.gold_letter)] != sheet.gold:
             raise bad("gold_letter does not point to the gold option")
     for option in [sheet.gold, *sheet.distractors]:
         if not str(sheet.premises.get(option, "")).strip():

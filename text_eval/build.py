@@ -22,8 +22,8 @@ from framebench.schema import check_fields
 from text_eval.answer_sheets import AnswerSheet, read_sheets, write_sheets
 from text_eval.contexts import Context, Dropped
 from text_eval.domains import domain, task_names
+from text_eval.expansion import expand, expected_counts
 from text_eval.premises import ExtractiveSettings, extractive_sheets
-from text_eval.variants import expand, expected_counts
 
 
 @dataclass

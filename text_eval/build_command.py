@@ -21,7 +21,7 @@ def framingqa(
     threshold: float = typer.Option(0.05, "--threshold", help="Extractive evidence threshold (TF-IDF cosine)."),
     max_evidence: int = typer.Option(2, "--max-evidence", help="Extractive: evidence sets per distractor, at most."),
 ) -> None:
-    """Build FramingQA items (Table 7 variants) for law, hearsay, finance and medicine."""
+    """Build FramingQA items (the Table 7 expansion) for law, hearsay, finance and medicine."""
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
     from text_eval.build import BuildOptions, build

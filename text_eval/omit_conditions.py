@@ -1,9 +1,10 @@
 """OMIT evaluation conditions M0-M4 (inference-time interventions), prompt rendering and strict
 yes/no parsing of the model's answer to a frame.
 
-framebench's own are ``CONDITIONS``; a package adds an intervention as a ``Condition`` named
-``M<k>`` under the ``framebench.omit_interventions`` entry-point group (``conditions()`` holds
-both). The rationale for each condition is in ``datasets/omit.md`` ("Conditions")."""
+framebench's own are ``CONDITIONS``; a package adds a condition as a ``Condition`` named ``M<k>``
+under the ``framebench.omit_conditions`` entry-point group (``conditions()`` holds both; the
+group's first name, ``framebench.omit_interventions``, is still read). The rationale for each
+condition is in ``datasets/omit.md`` ("Conditions")."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from importlib.metadata import entry_points
 
 from framebench.backends.base import Chat
 
-GROUP = "framebench.omit_interventions"
+GROUP = "framebench.omit_conditions"
+LEGACY_GROUP = "framebench.omit_interventions"  # the group's first name, still read
 NAME = re.compile(r"^M\d+$")  # the records contract's condition values
 
 
@@ -92,13 +94,15 @@ CONDITIONS: dict[str, Condition] = {
 
 @cache
 def conditions() -> dict[str, Condition]:
-    """framebench's conditions, then those registered under ``framebench.omit_interventions``."""
+    """framebench's conditions, then those registered under ``framebench.omit_conditions`` (and
+    its first name, ``framebench.omit_interventions``)."""
     found = dict(CONDITIONS)
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        cond = ep.load()
-        if not isinstance(cond, Condition) or cond.name != ep.name or not NAME.match(cond.name):
-            raise TypeError(f"entry point {GROUP}:{ep.name} is not a Condition named {ep.name!r} (M<k>)")
-        found.setdefault(cond.name, cond)  # a built-in name cannot be replaced
+    for group in (GROUP, LEGACY_GROUP):
+        for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+            cond = ep.load()
+            if not isinstance(cond, Condition) or cond.name != ep.name or not NAME.match(cond.name):
+                raise TypeError(f"entry point {group}:{ep.name} is not a Condition named {ep.name!r} (M<k>)")
+            found.setdefault(cond.name, cond)  # a built-in name cannot be replaced
     return found
 
 

@@ -21,8 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-BINARY = ("Yes", "No")
-LETTERS = ("A", "B", "C", "D")
+from framebench.vocabulary import MC_ANSWERS
 
 _LEAD = re.compile(
     r"^(?:(?:the\s+)?(?:final\s+|correct\s+|best\s+)?answer(?:\s+is)?\s*[:\-]?|my\s+(?:final\s+)?answer\s+is\s*:?"
@@ -91,7 +90,7 @@ _LETTER_MENTION = re.compile(r"(?<![\w'])(?:A(?![\w'])(?!\s+[a-z])|[B-D](?![\w']
 _LEADING_LETTER = re.compile(r"\(?([A-Da-d])(?:\)|(?=[.:,;\-\s]|$))")
 
 
-def parse_mc(output: str, options: list[str] | None = None, letters: tuple[str, ...] = LETTERS) -> Parsed:
+def parse_mc(output: str, options: list[str] | None = None, letters: tuple[str, ...] = MC_ANSWERS) -> Parsed:
     text = normalise(output)
     squashed = _squash(text)
     allowed = {letter.lower() for letter in letters}
@@ -122,6 +121,6 @@ def parse_answer(output: str, fmt: str, options: list[str] | None = None) -> Par
     if fmt == "binary":
         return parse_binary(output)
     if fmt == "mc":
-        n = len(options) if options else len(LETTERS)
-        return parse_mc(output, options, LETTERS[: max(2, min(n, len(LETTERS)))])
+        n = len(options) if options else len(MC_ANSWERS)
+        return parse_mc(output, options, MC_ANSWERS[: max(2, min(n, len(MC_ANSWERS)))])
     raise ValueError(f"unknown format {fmt!r}")

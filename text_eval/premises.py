@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from text_eval.answer_sheets import AnswerSheet, Evidence, mc_layout
 from text_eval.contexts import Context
 from text_eval.domains import domain
-from text_eval.variants import option_phrase
+from text_eval.expansion import option_phrase
 
 PHRASINGS = (
     'the statement "{quote}", which points to {option}',  # <X>

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from framebench.backends.base import Chat, Decoding
+from framebench.vocabulary import MC_ANSWERS
 
-LETTERS = ("A", "B", "C", "D")
 BINARY_INSTRUCTION = "Answer with Yes or No."
 MAX_NEW_TOKENS = {"binary": 8, "mc": 16}
 
@@ -24,9 +24,9 @@ def render_prompt(item: dict[str, Any]) -> str:
     parts = [item["text"].strip(), "", item["question"].strip()]
     if item["format"] == "mc":
         options = item["options"]
-        if not 2 <= len(options) <= len(LETTERS):
-            raise ValueError(f"item {item['item_id']!r}: mc items need 2-{len(LETTERS)} options, got {len(options)}")
-        letters = LETTERS[: len(options)]
+        if not 2 <= len(options) <= len(MC_ANSWERS):
+            raise ValueError(f"item {item['item_id']!r}: mc items need 2-{len(MC_ANSWERS)} options, got {len(options)}")
+        letters = MC_ANSWERS[: len(options)]
         parts += [f"{letter}) {str(text).strip()}" for letter, text in zip(letters, options, strict=True)]
         parts.append(mc_instruction(letters))
     else:
@@ -34,7 +34,7 @@ def render_prompt(item: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def mc_instruction(letters: tuple[str, ...] = LETTERS) -> str:
+def mc_instruction(letters: tuple[str, ...] = MC_ANSWERS) -> str:
     """E.g. "Answer with the letter of the correct option (A, B, C or D)."."""
     listed = ", ".join(letters[:-1]) + f" or {letters[-1]}"
     return f"Answer with the letter of the correct option ({listed})."

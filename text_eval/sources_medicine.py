@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
+from framebench.vocabulary import MC_ANSWERS
 from text_eval.contexts import MEDICINE_CASES, Context, Dropped, clean_text, hf_table, read_table
 from text_eval.domains import Domain, Loaded
 
 TASK = "medicine"
 COLUMNS = ("id", "Case Information", "Physical Examination", "Diagnostic Tests", "Final Diagnosis",
            "Options", "Right Option")
-LETTERS = ("A", "B", "C", "D")
 
 SPECIALTY_CUES: dict[str, tuple[str, ...]] = {
     "cardiology": ("cardi", "heart", "valv", "aort", "coronary", "myocard", "pericard", "atrial",
@@ -121,9 +121,9 @@ def parse_options(raw: Any) -> dict[str, str] | None:
             value = ast.literal_eval(text)  # literal parsing only, never eval
         except (ValueError, SyntaxError, RecursionError, MemoryError):
             return None
-    if not isinstance(value, dict) or sorted(value) != list(LETTERS):
+    if not isinstance(value, dict) or sorted(value) != list(MC_ANSWERS):
         return None
-    options = {k: clean_text(value[k]) for k in LETTERS}
+    options = {k: clean_text(value[k]) for k in MC_ANSWERS}
     if any(not v for v in options.values()) or len(set(options.values())) != 4:
         return None
     return options
@@ -155,14 +155,14 @@ def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_C
             dropped.append(Dropped(TASK, record, "empty case information"))
         elif options is None:
             dropped.append(Dropped(TASK, record, "options are not four distinct non-empty A-D entries"))
-        elif right not in LETTERS:
+        elif right not in MC_ANSWERS:
             dropped.append(Dropped(TASK, record, f"right option {right!r} is not A-D"))
         else:
             text = case_text(row)
             spec = specialty(clean_text(row.get("Final Diagnosis")) or options[right], text)
             by_specialty.setdefault(spec, []).append(Context(
                 context_id=f"med-{case_id}", task=TASK, text=text, gold=options[right],
-                options=[options[k] for k in LETTERS],
+                options=[options[k] for k in MC_ANSWERS],
                 provenance={"source": record, "dataset": "DiagnosisArena", "specialty": spec,
                             "final_diagnosis": clean_text(row.get("Final Diagnosis")),
                             "license": "research/evaluation use (DiagnosisArena terms)"}))

@@ -1,7 +1,7 @@
 """The FramingQA text and OMIT suites (registered under ``framebench.suites`` in pyproject.toml).
 
 FramingQA: one job per item (binary or MC), parsed strictly against the item's options. OMIT: one
-job per (item, intervention) from ``--conditions``; the intervention is the job's setting.
+job per (item, condition) from ``--conditions``; the condition is the job's ``condition``.
 """
 
 from __future__ import annotations
@@ -126,28 +126,28 @@ class OmitSuite(Suite):
         if job.answer_mode == "constrained":
             answer, parse = constrained_answer(job.probs)
         else:
-            answer, parse = parse_omit_answer(output, job.setting)
+            answer, parse = parse_omit_answer(output, job.condition)
         return rec.make_row(
             run_id=run_id, model=model, suite="omit", task="omit", format="binary",
             context_id=item["context_id"], item_id=job.record_id, bias="neutral",
             gold="", answer=answer, parse=parse, correct=False, output=output,
-            frame=item.get("frame", ""), condition=job.setting.name, conflicts=item.get("conflicts", ""),
+            frame=item.get("frame", ""), condition=job.condition.name, conflicts=item.get("conflicts", ""),
             **answer_columns(job),
         )
 
     def answer_choices(self, job: Job) -> tuple[str, ...]:
-        from framebench.backends.constrained import BINARY_CHOICES
+        from framebench.vocabulary import BINARY_ANSWERS
 
-        return BINARY_CHOICES
+        return BINARY_ANSWERS
 
     def reasons_first(self, job: Job) -> bool:
         """Conditions that end with an ``ANSWER:`` line (M1, M4) reason before answering."""
-        return bool(job.setting.final_answer_line)
+        return bool(job.condition.final_answer_line)
 
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
-        return {"conditions": sorted({j.setting.name for j in jobs})}
+        return {"conditions": sorted({j.condition.name for j in jobs})}
 
-    def settings_listing(self) -> list[tuple[str, str]]:
+    def conditions_listing(self) -> list[tuple[str, str]]:
         from text_eval.omit_conditions import conditions
 
         return [(name, condition.summary) for name, condition in conditions().items()]

@@ -19,8 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-BINARY_CHOICES = ("Yes", "No")
-MC_LETTERS = ("A", "B", "C", "D")
+from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS
 
 
 def surface_forms(answer: str) -> list[str]:
@@ -70,7 +69,7 @@ def pick(probs: Mapping[str, float]) -> str:
 
 def allowed_answers(fmt: str, n_options: int = 0) -> tuple[str, ...]:
     if fmt == "binary":
-        return BINARY_CHOICES
+        return BINARY_ANSWERS
     if fmt == "mc":
-        return MC_LETTERS[:max(2, min(n_options or len(MC_LETTERS), len(MC_LETTERS)))]
+        return MC_ANSWERS[:max(2, min(n_options or len(MC_ANSWERS), len(MC_ANSWERS)))]
     raise ValueError(f"unknown format {fmt!r}")

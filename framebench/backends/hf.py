@@ -663,9 +663,10 @@ class HFBackend:
     @functools.cached_property
     def _answer_tokens(self) -> list[int]:
         """The one-token surface forms of the binary and MC answers (``backends.constrained``)."""
-        from framebench.backends.constrained import BINARY_CHOICES, MC_LETTERS, form_token_ids
+        from framebench.backends.constrained import form_token_ids
+        from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS
 
-        return sorted({seq[0] for a in (*BINARY_CHOICES, *MC_LETTERS)
+        return sorted({seq[0] for a in (*BINARY_ANSWERS, *MC_ANSWERS)
                        for seq in form_token_ids(self.tokenizer, a) if len(seq) == 1})
 
     def _remember_first_step(self, seqs, batch, logits) -> None:

@@ -47,7 +47,7 @@ def tasks() -> list[Entry]:
 def conditions() -> list[Entry]:
     from framebench.registry import ordered_suites
 
-    return [(name, summary) for suite in ordered_suites() for name, summary in suite.settings_listing()]
+    return [(name, summary) for suite in ordered_suites() for name, summary in suite.conditions_listing()]
 
 
 def engines() -> list[Entry]:

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from framebench.vocabulary import LEVELS
+
 MEASURES = {"completion": "percent_complete", "replans": "replans", "steps": "sim_steps"}
 BIASES = ("neutral", "correct", "incorrect")
 DIRECTIONS = ("correct", "incorrect", "all")
-LEVEL_ROWS = ("root", "propositional", "global")
 CONSTRAINT_ROWS = ("none", "spatial", "temporal", "heterogeneous")
 KEY = ["model", "row"]
 NEEDED = ["model", "context_id", "bias", "level", "constraint", "success", *MEASURES.values()]
@@ -41,7 +42,7 @@ def _views(df: pd.DataFrame) -> pd.DataFrame:
     neutral = df["bias"] == "neutral"
     parts = [df.assign(row="overall")]
     parts += [df[(df["level"] == lv) | neutral].assign(row=lv)
-              for lv in LEVEL_ROWS if (df["level"] == lv).any()]
+              for lv in LEVELS if (df["level"] == lv).any()]
     parts += [df[df["constraint"] == c].assign(row=c)
               for c in CONSTRAINT_ROWS if (df["constraint"] == c).any()]
     return pd.concat(parts, ignore_index=True)
@@ -81,7 +82,7 @@ def score_embodied(df: pd.DataFrame) -> dict[str, Any]:
         table = table.join(_strict(views, direction))
     table["n_episodes"] = views.groupby(KEY)["context_id"].nunique()
 
-    order = ["overall", *LEVEL_ROWS, *CONSTRAINT_ROWS]
+    order = ["overall", *LEVELS, *CONSTRAINT_ROWS]
     columns = [f"{m}_{kind}_{x}" for m in MEASURES for kind, xs in
                (("mean", BIASES), ("strict", DIRECTIONS)) for x in xs]
     report: dict[str, Any] = {}

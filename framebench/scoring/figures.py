@@ -22,7 +22,8 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from framebench.scoring.markdown import SIGNIFICANCE  # noqa: E402
-from framebench.scoring.view import FORMAT_NAMES, LEVELS, ordered, task_name, task_order  # noqa: E402
+from framebench.scoring.view import FORMAT_NAMES, ordered, task_name, task_order  # noqa: E402
+from framebench.vocabulary import LEVELS  # noqa: E402
 
 DIRECTION_COLORS = {"neutral": "#9e9e9e", "correct": "#2e7d32", "incorrect": "#c62828",
                     "all": "#1565c0"}

@@ -40,10 +40,10 @@ import pandas as pd
 
 from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.stats import wilson
+from framebench.vocabulary import LEVELS
 
 GROUP = ["model", "task", "format"]
 CONTEXT = [*GROUP, "context_id"]
-LEVELS = ("root", "propositional", "global")
 DIRECTIONS = ("correct", "incorrect", "all")
 POOLED_TASK = "all"
 COUNTS = ["n_rows", "n_unparsed", "n_refusal"]  # per-context counts, summed (not averaged)

@@ -16,7 +16,6 @@ from typing import Any
 from framebench.scoring.view import (
     FORMAT_NAMES,
     LEVEL_NAMES,
-    LEVELS,
     MISSING,
     Section,
     Table,
@@ -25,6 +24,7 @@ from framebench.scoring.view import (
     task_name,
     task_order,
 )
+from framebench.vocabulary import LEVELS
 
 DIRECTIONS = ("correct", "incorrect", "all")
 EMBODIED_ROWS = {

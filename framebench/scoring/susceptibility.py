@@ -32,8 +32,8 @@ import pandas as pd
 
 from framebench.records import CONSTRAINED_SUFFIX, label_answer_modes  # noqa: F401  (re-exported)
 from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
+from framebench.vocabulary import LEVELS
 
-LEVEL_ORDER = ("root", "propositional", "global")
 POOLED_TASK = "all"
 
 
@@ -90,7 +90,7 @@ def score_framingqa_susceptibility(df: pd.DataFrame, n_resamples: int = N_RESAMP
             cell = _cell(part, key, n_resamples)
             (report.setdefault(model, {}).setdefault(task, {}).setdefault(fmt, {})
              .setdefault(level, {})[bias]) = cell
-    return {m: {t: {f: {lv: levels[lv] for lv in LEVEL_ORDER if lv in levels} for f, levels in fmts.items()}
+    return {m: {t: {f: {lv: levels[lv] for lv in LEVELS if lv in levels} for f, levels in fmts.items()}
                 for t, fmts in sorted(tasks.items())} for m, tasks in report.items()}
 
 

@@ -9,7 +9,6 @@ from typing import Any
 from framebench.scoring.view import (
     FORMAT_NAMES,
     LEVEL_NAMES,
-    LEVELS,
     MISSING,
     Section,
     Table,
@@ -17,6 +16,7 @@ from framebench.scoring.view import (
     task_name,
     task_order,
 )
+from framebench.vocabulary import LEVELS
 
 TITLE = "Framing susceptibility (answer probabilities)"
 HOW_TO_READ = (

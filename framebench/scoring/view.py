@@ -10,7 +10,6 @@ from typing import Any
 
 MISSING = "–"  # a cell without a value
 FORMAT_NAMES = {"binary": "Binary yes/no", "mc": "Multiple choice"}
-LEVELS = ("root", "propositional", "global")
 LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
 
 

@@ -1,8 +1,9 @@
-"""Table 7 of the FramingQA paper: one context + answer sheet -> 54+2E binary and 28+E MC items.
+"""The Table 7 expansion of the FramingQA paper: one context + answer sheet -> 54+2E binary and
+28+E MC items (an item's ``variant`` field holds its phrasing, Q1-Q3).
 
 Binary (F = plain/negated):
-  correct   root / propositional / global: 3 variants x 2 forms each                 = 18
-  incorrect root and global: 3 variants x 2 forms x 3 distractors, each              = 36
+  correct   root / propositional / global: 3 phrasings x 2 forms each                = 18
+  incorrect root and global: 3 phrasings x 2 forms x 3 distractors, each             = 36
   incorrect propositional: 2 forms x E evidence sets (question names the gold,
             the premise points to the evidence's distractor)                          = 2E
 MC (plain only): neutral 1; correct 3+3+3; incorrect root 9, propositional E, global 9 = 28+E.
@@ -16,12 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from framebench.vocabulary import FORMS, PHRASINGS
 from text_eval.answer_sheets import AnswerSheet
 from text_eval.contexts import Context
 from text_eval.domains import domain
-
-VARIANTS = ("Q1", "Q2", "Q3")
-FORMS = ("plain", "negated")
 
 ROOT = {
     "plain": ("Is this {x}?", "This is {x}, correct?", "This is {x}, right?"),
@@ -70,39 +69,39 @@ def binary_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
     gold_premises = [sheet.premises[gold], *sheet.gold_rephrasings]  # <A>, <A>*, <A>**
     items: list[dict[str, Any]] = []
 
-    def add(bias: str, level: str, form: str, variant: str, named: str, question: str,
+    def add(bias: str, level: str, form: str, phrasing: str, named: str, question: str,
             slot: str, distractor: str = "") -> None:
         items.append(_item(ctx, sheet, "binary", slot, bias=bias, level=level, form=form,
-                           variant=variant, option=named, distractor=distractor,
+                           variant=phrasing, option=named, distractor=distractor,
                            gold=_binary_gold(named, gold, form), question=question))
 
     for form in FORMS:
-        for q, variant in enumerate(VARIANTS):
-            add("correct", "root", form, variant, gold, ROOT[form][q].format(x=a),
-                f"correct/root/{form}/{variant}")
-            add("correct", "propositional", form, variant, gold,
+        for q, phrasing in enumerate(PHRASINGS):
+            add("correct", "root", form, phrasing, gold, ROOT[form][q].format(x=a),
+                f"correct/root/{form}/{phrasing}")
+            add("correct", "propositional", form, phrasing, gold,
                 PROPOSITIONAL[form].format(x=a, premise=gold_premises[q]),
-                f"correct/propositional/{form}/{variant}")
-            add("correct", "global", form, variant, gold,
-                GLOBAL[form][q].format(x=a, premise=gold_premises[q]), f"correct/global/{form}/{variant}")
+                f"correct/propositional/{form}/{phrasing}")
+            add("correct", "global", form, phrasing, gold,
+                GLOBAL[form][q].format(x=a, premise=gold_premises[q]), f"correct/global/{form}/{phrasing}")
         for rank, d in enumerate(sheet.distractors, 1):
             b = option_phrase(ctx.task, d)
-            for q, variant in enumerate(VARIANTS):
-                add("incorrect", "root", form, variant, d, ROOT[form][q].format(x=b),
-                    f"incorrect/root/{form}/{variant}/d{rank}", d)
-                add("incorrect", "global", form, variant, d,
+            for q, phrasing in enumerate(PHRASINGS):
+                add("incorrect", "root", form, phrasing, d, ROOT[form][q].format(x=b),
+                    f"incorrect/root/{form}/{phrasing}/d{rank}", d)
+                add("incorrect", "global", form, phrasing, d,
                     GLOBAL[form][q].format(x=b, premise=sheet.premises[d]),
-                    f"incorrect/global/{form}/{variant}/d{rank}", d)
+                    f"incorrect/global/{form}/{phrasing}/d{rank}", d)
         for ev in sheet.evidence:
-            add("incorrect", "propositional", form, _rank_variant(sheet, ev.distractor), gold,
+            add("incorrect", "propositional", form, _rank_phrasing(sheet, ev.distractor), gold,
                 PROPOSITIONAL[form].format(x=a, premise=ev.premise),
                 f"incorrect/propositional/{form}/{ev.evidence_id}", ev.distractor)
     return items
 
 
-def _rank_variant(sheet: AnswerSheet, distractor: str) -> str:
-    # Table 7 lists the propositional incorrect rows as <B>, <C>, <D>: the row is the distractor rank.
-    return VARIANTS[sheet.distractors.index(distractor)]
+def _rank_phrasing(sheet: AnswerSheet, distractor: str) -> str:
+    # Table 7 lists the propositional incorrect rows as <B>, <C>, <D>: the phrasing is the distractor rank.
+    return PHRASINGS[sheet.distractors.index(distractor)]
 
 
 def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
@@ -111,32 +110,32 @@ def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
     gold_premises = [sheet.premises[gold], *sheet.gold_rephrasings]
     items: list[dict[str, Any]] = []
 
-    def add(bias: str, level: str, variant: str, named: str, question: str, slot: str,
+    def add(bias: str, level: str, phrasing: str, named: str, question: str, slot: str,
             distractor: str = "") -> None:
         items.append(_item(ctx, sheet, "mc", slot, bias=bias, level=level,
-                           form="plain" if bias != "neutral" else "", variant=variant, option=named,
+                           form="plain" if bias != "neutral" else "", variant=phrasing, option=named,
                            distractor=distractor, gold=sheet.gold_letter, question=question))
 
     add("neutral", "", "", "", f"{ask}?", "neutral")
     a = option_phrase(ctx.task, gold)
-    for q, variant in enumerate(VARIANTS):
-        add("correct", "root", variant, gold, f"{ROOT['plain'][q].format(x=a)} {ask}?",
-            f"correct/root/plain/{variant}")
-        add("correct", "propositional", variant, gold, f"{ask}, based on {gold_premises[q]}?",
-            f"correct/propositional/plain/{variant}")
-        add("correct", "global", variant, gold,
+    for q, phrasing in enumerate(PHRASINGS):
+        add("correct", "root", phrasing, gold, f"{ROOT['plain'][q].format(x=a)} {ask}?",
+            f"correct/root/plain/{phrasing}")
+        add("correct", "propositional", phrasing, gold, f"{ask}, based on {gold_premises[q]}?",
+            f"correct/propositional/plain/{phrasing}")
+        add("correct", "global", phrasing, gold,
             f"{GLOBAL['plain'][q].format(x=a, premise=gold_premises[q])} {ask}?",
-            f"correct/global/plain/{variant}")
+            f"correct/global/plain/{phrasing}")
     for rank, d in enumerate(sheet.distractors, 1):
         b = option_phrase(ctx.task, d)
-        for q, variant in enumerate(VARIANTS):
-            add("incorrect", "root", variant, d, f"{ROOT['plain'][q].format(x=b)} {ask}?",
-                f"incorrect/root/plain/{variant}/d{rank}", d)
-            add("incorrect", "global", variant, d,
+        for q, phrasing in enumerate(PHRASINGS):
+            add("incorrect", "root", phrasing, d, f"{ROOT['plain'][q].format(x=b)} {ask}?",
+                f"incorrect/root/plain/{phrasing}/d{rank}", d)
+            add("incorrect", "global", phrasing, d,
                 f"{GLOBAL['plain'][q].format(x=b, premise=sheet.premises[d])} {ask}?",
-                f"incorrect/global/plain/{variant}/d{rank}", d)
+                f"incorrect/global/plain/{phrasing}/d{rank}", d)
     for ev in sheet.evidence:
-        add("incorrect", "propositional", _rank_variant(sheet, ev.distractor), ev.distractor,
+        add("incorrect", "propositional", _rank_phrasing(sheet, ev.distractor), ev.distractor,
             f"{ask}, based on {ev.premise}?", f"incorrect/propositional/plain/{ev.evidence_id}",
             ev.distractor)
     return items

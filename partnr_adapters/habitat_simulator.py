@@ -1,4 +1,5 @@
-"""``framebench embodied --backend habitat``: run PARTNR in its container (or in place) and ingest.
+"""The habitat simulator (``framebench embodied --simulator habitat``): run PARTNR in its container
+(or in place) and ingest.
 
 Where the driver runs, in order of preference:
 
@@ -107,7 +108,7 @@ def launcher_here(opts: dict[str, Any]) -> str:
     if shutil.which("docker"):
         return "docker"
     raise UserError(
-        "the habitat backend needs Docker (no `docker` on PATH) or habitat_llm (not importable here; "
+        "the habitat simulator needs Docker (no `docker` on PATH) or habitat_llm (not importable here; "
         f"or set FRAMEBENCH_HABITAT_PYTHON); see {DOCS}"
     )
 
@@ -120,7 +121,7 @@ def driver_command(launcher: str, planner: str, framed: Path, out: Path, results
     if launcher == "docker":
         data_dir = opts.get("data_dir") or os.environ.get("FRAMEBENCH_PARTNR_DATA")
         if not data_dir or not Path(data_dir).is_dir():
-            raise UserError(f"the habitat backend needs the PARTNR data folder (data_dir / FRAMEBENCH_PARTNR_DATA); see {DOCS}")
+            raise UserError(f"the habitat simulator needs the PARTNR data folder (data_dir / FRAMEBENCH_PARTNR_DATA); see {DOCS}")
         # the container sees out/ as CONTAINER_WORK; a framed file outside out/ is copied in
         if framed.resolve().parent != out.resolve():
             shutil.copyfile(framed, out / FRAMED_FILE)
@@ -140,7 +141,7 @@ def driver_command(launcher: str, planner: str, framed: Path, out: Path, results
 def check_planner(planner: str) -> None:
     if not planner.startswith("openai:") and planner not in ("heuristic", "oracle"):
         raise UserError(
-            f"--planner {planner!r}: the habitat backend plans through an OpenAI-compatible endpoint "
+            f"--planner {planner!r}: the habitat simulator plans through an OpenAI-compatible endpoint "
             "(openai:MODEL with --base-url, e.g. a local vLLM server) or PARTNR's heuristic planner"
         )
 
