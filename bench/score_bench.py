@@ -166,26 +166,27 @@ class Timer:
 
 
 def phases(run_dir: Path) -> None:
-    """Each stage of ``framebench score`` on its own: reading, each registered suite's metrics,
-    then the two renderers."""
-    from framebench.registry import ordered_suites
+    """Each stage of ``framebench score`` on its own: reading, each registered report part's
+    entry (stage 0 before stage 1, as ``framebench.scoring.report``), then the two renderers."""
+    from framebench.registry import report_parts
     from framebench.runs import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown
+    from framebench.scoring.parts import ReportInput
 
     with Timer("read + validate records"):
-        df, prompts = load_runs([run_dir])
-    report = {}
-    for suite in ordered_suites():
-        with Timer(f"{suite.name} metrics"):
-            metrics = suite.score(df, N_RESAMPLES)
-        if metrics:
-            report[suite.name] = metrics
+        runs = load_runs([run_dir])
+    inputs = ReportInput(runs, N_RESAMPLES)
+    for part in sorted(report_parts(), key=lambda p: p.stage):
+        with Timer(f"{part.name} entry"):
+            entry = part.compute(inputs)
+        if entry:
+            inputs.report[part.name] = entry
     with Timer("report.md"):
-        render_markdown(report)
+        render_markdown(inputs.report)
     with Timer("report.html"):
-        render_html(report, df, prompts)
+        render_html(inputs.report, runs.records, runs.prompts)
 
 
 def main() -> None:

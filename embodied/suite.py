@@ -27,24 +27,26 @@ def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias:
 
 @dataclass
 class EmbodiedSuite(Suite):
+    headline_note = "Robotics: n counts episodes, accuracy is mean task completion."
+
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
-        from framebench.scoring.embodied import score_embodied
+        from embodied.metrics import score_embodied
 
         return score_embodied(records)
 
-    def sections(self, metrics, evaluation: str | None = None):
+    def sections(self, metrics, evaluation: Mapping[str, Any] | None = None):
         from embodied.evaluation import EVALUATION_MODES
-        from framebench.scoring.markdown import embodied_tables
+        from embodied.report import embodied_tables
         from framebench.scoring.view import Section
 
         return [Section(self.title, embodied_tables(metrics, evaluation, EVALUATION_MODES))]
 
     def report_sections(self, report):
-        """The tables name the evaluation mode the runs declared (report ``meta``)."""
-        return self.sections(report[self.name], (report.get("meta") or {}).get("embodied_evaluation"))
+        """The tables name the evaluation mode the runs declared (its provenance field)."""
+        return self.sections(report[self.name], (report.get("meta") or {}).get(EVALUATION_META))
 
     def figures(self, metrics):
-        from framebench.scoring.figures import embodied_completion_figure
+        from embodied.report import embodied_completion_figure
 
         return [("Embodied: task completion", embodied_completion_figure(metrics))]
 
@@ -53,8 +55,45 @@ class EmbodiedSuite(Suite):
 
         return EMBODIED_COMPARISON
 
+    def summary(self, metrics):
+        from embodied.report import summary_tables
 
+        return summary_tables(metrics)
+
+    def headline_rows(self, report):
+        from embodied.report import embodied_headline_rows
+
+        return embodied_headline_rows(report[self.name])
+
+    def context_summary(self, records):
+        from embodied.report import context_summary
+
+        return context_summary(records)
+
+    def model_summary(self, rows):
+        from embodied.report import model_summary
+
+        return model_summary(rows)
+
+    def run_fields(self, info, records):
+        from embodied.report import evaluation_mode
+
+        return {"evaluation": evaluation_mode(info)}
+
+    def meta_fields(self, runs):
+        from embodied.report import evaluation_by_model
+
+        return {EVALUATION_META: evaluation_by_model(runs)}
+
+    def answer_mode(self, model, info):
+        from embodied.report import planner_answers
+
+        return planner_answers(model)
+
+
+EVALUATION_META = "embodied_evaluation"  # the report meta's key: model -> evaluation modes
 EMBODIED = EmbodiedSuite(
     "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, formats=("episode",),
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "constraint",
-                       "percent_complete", "success", "sim_steps", "replans"))
+                       "percent_complete", "success", "sim_steps", "replans"),
+    result_columns=("percent_complete", "success"))

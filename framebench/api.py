@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from framebench.runs import RunSummary
+    from framebench.runs import Runs, RunSummary
 
 __all__ = ["Scored", "compare", "plan", "run_embodied", "run_text", "score", "write_report"]
 
@@ -96,23 +96,29 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
 
 @dataclass
 class Scored:
-    """A computed report with the records and prompts it came from (for the drill-down)."""
+    """A computed report with the runs it came from (records and prompts for the drill-down)."""
 
     report: dict[str, Any]
-    records: pd.DataFrame
-    prompts: dict[str, str]
+    runs: Runs
+
+    @property
+    def records(self) -> pd.DataFrame:
+        return self.runs.records
+
+    @property
+    def prompts(self) -> Mapping[str, str]:
+        return self.runs.prompts
 
 
 def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> Scored:
-    """Read and validate the runs' records and compute every registered suite's metrics."""
+    """Read and validate the runs and compute every registered report part's entry (each suite's
+    metrics, provenance, headline, ...)."""
     from framebench.runs import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.compute import compute_report
 
-    records, prompts = load_runs([Path(d) for d in run_dirs])
-    report = {"meta": runs_meta(records),
-              **compute_report(records, n_resamples=N_RESAMPLES if n_resamples is None else n_resamples)}
-    return Scored(report, records, prompts)
+    runs = load_runs([Path(d) for d in run_dirs])
+    return Scored(compute_report(runs, N_RESAMPLES if n_resamples is None else n_resamples), runs)
 
 
 def _records(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
@@ -122,7 +128,7 @@ def _records(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
     dirs = [Path(d) for d in run_dirs]
     if not dirs:
         raise UserError("no run folders given")
-    return load_runs(dirs)[0]
+    return load_runs(dirs).records
 
 
 def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> dict[str, Any]:
@@ -159,17 +165,6 @@ def plan(run_dirs: Iterable[str | Path], contexts: int) -> list[dict[str, Any]]:
     if not rows:
         raise UserError(f"{', '.join(map(str, dirs))}: no records of a suite that plans power")
     return jsonable(rows)
-
-
-def runs_meta(records: pd.DataFrame) -> dict[str, Any]:
-    """The report's provenance block for the folders ``load_runs`` read (in ``records.attrs``)."""
-    from framebench.scoring.provenance import report_meta
-
-    runs, start = [], 0
-    for run_dir, n in records.attrs.get("run_dirs", []):
-        runs.append((Path(run_dir), records.iloc[start:start + n]))
-        start += n
-    return report_meta(runs)
 
 
 def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = None) -> list[Path]:

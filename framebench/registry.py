@@ -23,18 +23,22 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from framebench.errors import UserError
 
-if TYPE_CHECKING:
-    from framebench.suite import Suite
+# The registry imports neither ``framebench.suite`` nor the report parts (they import the core
+# types it would need): a suite is any object with the ``Suite`` interface, a part any object
+# with the ``framebench.scoring.parts.ReportPart`` interface.
+Suite = Any
+ReportPart = Any
 
 ENGINE_GROUP = "framebench.engines"
 SUITE_GROUP = "framebench.suites"
 BUILD_COMMAND_GROUP = "framebench.build_commands"
 COMMAND_GROUP = "framebench.commands"
 RUNNER_GROUP = "framebench.runners"
+REPORT_PART_GROUP = "framebench.report_parts"
 ENGINE_KINDS = ("model", "planner", "simulator")
 # What one worker of an engine needs (executors turn it into a resource request; none names an engine):
 # "gpu": one GPU per worker where the cluster has GPUs (else one CPU); "cpu": one CPU;
@@ -166,10 +170,29 @@ def ordered_suites() -> list[Suite]:
     return sorted(suites().values(), key=lambda s: (s.order, s.name))
 
 
+@cache
+def extra_report_parts() -> dict[str, ReportPart]:
+    """The report parts that are not a suite (``framebench.report_parts``: provenance, headline,
+    susceptibility, comparisons, ...), by name (their ``report.json`` key)."""
+    table = _load_group(REPORT_PART_GROUP)
+    for name, part in table.items():
+        if getattr(part, "name", None) != name or name in suites():
+            raise TypeError(f"entry point {REPORT_PART_GROUP}:{name} is not a report part named {name!r} "
+                            "(or a suite has that name)")
+    return table
+
+
+def report_parts() -> list[ReportPart]:
+    """Every report part, suites included, in report order (``order``, then name)."""
+    parts = [*suites().values(), *extra_report_parts().values()]
+    return sorted(parts, key=lambda p: (p.order, p.name))
+
+
 def refresh() -> None:
     """Forget the loaded registries (after installing a plugin at run time; used by tests)."""
     engines.cache_clear()
     suites.cache_clear()
+    extra_report_parts.cache_clear()
     build_commands.cache_clear()
     command_groups.cache_clear()
 

@@ -115,22 +115,61 @@ def read_prompts(run_dir: Path) -> dict[str, str]:
     return prompts
 
 
-def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """All runs' records (validated) concatenated, and their prompts."""
+@dataclass(frozen=True)
+class RunFolder:
+    """One scored run folder: where it is, its run.json (empty when absent or unreadable) and its
+    records (labelled, see ``Runs``)."""
+
+    path: Path
+    info: Mapping[str, Any]
+    records: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Runs:
+    """What scoring reads: every folder's records concatenated, with a model's constrained rows
+    labelled as a model of their own (``label_answer_modes``, applied once, here), the prompts
+    (``item_id -> prompt``) and the folders."""
+
+    records: pd.DataFrame
+    prompts: Mapping[str, str] = field(default_factory=dict)
+    folders: tuple[RunFolder, ...] = ()
+
+    @classmethod
+    def of(cls, records: pd.DataFrame, prompts: Mapping[str, str] | None = None,
+           folders: Iterable[tuple[Path, Mapping[str, Any], pd.DataFrame]] = ()) -> Runs:
+        """Runs over already read records (labelled here); ``folders``: (path, run.json, rows)."""
+        return cls(label_answer_modes(records), dict(prompts or {}),
+                   tuple(RunFolder(Path(p), info, label_answer_modes(rows)) for p, info, rows in folders))
+
+
+def read_run_json(run_dir: Path) -> dict[str, Any]:
+    """``run_dir/run.json`` as a dict; empty when the folder has none or it does not parse (the
+    report then lists the folder with what its records say)."""
+    try:
+        info = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def load_runs(run_dirs: list[Path]) -> Runs:
+    """All runs' records (validated) concatenated, their prompts and run.json files."""
     import pandas as pd
 
-    frames, prompts = [], {}
+    folders, prompts = [], {}
     for run_dir in run_dirs:
         run_dir = Path(run_dir)
         if not run_dir.is_dir():
             raise UserError(f"{run_dir}: no such run folder")
-        frames.append(read_records(run_dir))
+        # a model's constrained rows are scored as their own model: labelled once, here
+        rows = label_answer_modes(read_records(run_dir))
+        folders.append(RunFolder(run_dir, read_run_json(run_dir), rows))
         prompts.update(read_prompts(run_dir))
-    if not frames:
+    if not folders:
         raise UserError("no run folders given")
+    frames = [folder.records for folder in folders]
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    df = label_answer_modes(df)  # a model's constrained rows are scored as their own model
-    df.attrs["run_dirs"] = [(str(d), len(f)) for d, f in zip(run_dirs, frames, strict=True)]
     dup = df.duplicated(DUPLICATE_KEY, keep="first")
     if dup.any():
         row = df[dup].iloc[0]
@@ -138,4 +177,4 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, dict[str, str]]:
             f"record for model {row['model']!r}, item {row['item_id']!r}"
             f"{f', condition {row.condition!r}' if row['condition'] else ''} appears twice "
             f"(run {row['run_id']!r}): score each run once")
-    return df, prompts
+    return Runs(df, prompts, tuple(folders))

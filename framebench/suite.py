@@ -1,9 +1,11 @@
 """The ``Suite`` interface: what a benchmark contributes to framebench.
 
 A suite turns items into jobs (text suites), a job and its output into a record row, records into
-metrics (its section of ``report.json``) and metrics into report tables and figures. It names the
-columns its drill-down shows. Suites register through the ``framebench.suites`` entry-point group
-(``framebench.registry``); the core finds them there and never imports a suite package.
+metrics (its section of ``report.json``) and metrics into report tables, figures and console
+summary tables: a suite is a report part (``framebench.scoring.parts.ReportPart``) whose entry is
+its metrics. It names the columns its drill-down shows and how the viewer sums up a context.
+Suites register through the ``framebench.suites`` entry-point group (``framebench.registry``);
+the core finds them there and never imports a suite package.
 
 The text runner (``framebench text``) serves every suite whose items carry its name in the
 ``suite`` field; ``framebench score`` asks every registered suite for its metrics.
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from framebench.backends.base import Chat, Decoding
+from framebench.scoring.parts import Figure, RecordsView, ReportInput, ReportPart, SummaryTable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,11 +61,12 @@ class TextOptions:
 
 
 @dataclass
-class Suite:
+class Suite(ReportPart, RecordsView):
     """Base class with the defaults; a suite overrides what it uses.
 
     ``name`` is the records' ``suite`` value and the report.json key; ``tasks`` the ``task``
     values its records may carry; ``order`` places its report section (low first).
+    How the drill-down and the viewer sum up its records: ``RecordsView``.
     """
 
     name: str
@@ -72,6 +76,8 @@ class Suite:
     drilldown_columns: tuple[str, ...] = ()
     formats: tuple[str, ...] = ()  # the ``format`` values its records and items may carry
     selection: dict[str, Any] = field(default_factory=dict)
+    result_columns: tuple[str, str] = ("answer", "correct")
+    stage = 0
 
     @property
     def text_items(self) -> bool:
@@ -110,7 +116,7 @@ class Suite:
         """Selection entries of run.json (and of the run id) that this suite's jobs determine."""
         return {}
 
-    # ---- records -> metrics -> report
+    # ---- records -> metrics -> report (the ReportPart protocol over its own entry)
     def score(self, records: pd.DataFrame, n_resamples: int) -> Mapping[str, Any] | None:
         """This suite's report.json section from all records (None when it has none)."""
         return None
@@ -119,16 +125,29 @@ class Suite:
         """Report sections (tables of formatted cells) for this suite's metrics."""
         return []
 
+    def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Figure]]:
+        """(title, matplotlib figure) pairs for this suite's metrics."""
+        return []
+
+    def summary(self, metrics: Mapping[str, Any]) -> list[SummaryTable]:
+        """Console summary tables for this suite's metrics."""
+        return []
+
+    def compute(self, inputs: ReportInput) -> Mapping[str, Any] | None:
+        return self.score(inputs.records, inputs.n_resamples)
+
     def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
         """Its sections within a whole report (default: ``sections`` of its own entry); a suite
         that also reads report-wide entries (``meta``) overrides this."""
         return self.sections(report[self.name])
 
-    def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:
-        """(title, matplotlib figure) pairs for this suite's metrics."""
-        return []
-
     def comparison(self) -> Comparison | None:
         """What the report compares between models on the same items
         (``framebench.scoring.comparisons``); None: no model comparisons."""
         return None
+
+    def report_figures(self, report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
+        return self.figures(report[self.name])
+
+    def summary_tables(self, report: Mapping[str, Any]) -> list[SummaryTable]:
+        return self.summary(report[self.name])

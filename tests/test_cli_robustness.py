@@ -62,7 +62,7 @@ def test_constant_baselines_score_without_crashing(tmp_path):
 
 
 def test_bar_error_is_never_negative():
-    from framebench.scoring.omit_analysis_report import _bar_error
+    from text_eval.omit.analysis_report import _bar_error
 
     assert _bar_error(1.0, 0.9999999999999999, below=False) == 0.0
     assert _bar_error(0.0, 1e-17, below=True) == 0.0

@@ -1,4 +1,4 @@
-"""Hand-computed checks of the OMIT analyses (framebench/scoring/omit_analysis.py)."""
+"""Hand-computed checks of the OMIT analyses (text_eval/omit/analysis.py)."""
 
 import json
 from math import comb
@@ -9,8 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from framebench.records import make_row
-from framebench.scoring.omit import pairs
-from framebench.scoring.omit_analysis import (
+from text_eval.omit.analysis import (
     analyze,
     figures,
     kappa_permutation,
@@ -18,6 +17,7 @@ from framebench.scoring.omit_analysis import (
     random_baselines,
     tiers,
 )
+from text_eval.omit.metrics import pairs
 
 PERSONAS = ("utilitarianism", "deontology", "virtue", "care", "contractualism")
 

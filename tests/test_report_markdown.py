@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from framebench.scoring.markdown import pct, pct_ci, render_markdown
+from framebench.scoring.formatting import pct, pct_ci
+from framebench.scoring.markdown import render_markdown
 
 BINARY = {
     "mean": 0.574, "strict_all": 0.0, "strict_correct": 0.277, "strict_incorrect": 0.385,

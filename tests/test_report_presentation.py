@@ -11,14 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from embodied.report import embodied_tables
 from framebench.records import make_row, read_records
 from framebench.scoring.compute import compute_report
-from framebench.scoring.markdown import (
-    embodied_tables,
-    framingqa_tables,
-    render_markdown,
-    report_sections,
-)
+from framebench.scoring.markdown import render_markdown, report_sections
+from text_eval.framingqa.tables import framingqa_tables
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -98,7 +95,7 @@ def _texts(fig) -> list[str]:
 
 
 def test_zero_bars_show_their_value_and_missing_ones_na():
-    from framebench.scoring.figures import embodied_completion_figure
+    from embodied.report import embodied_completion_figure
 
     emb = {"zero": {"overall": {"completion_mean_neutral": 0.0, "completion_mean_correct": 0.0,
                                 "completion_mean_incorrect": None, "completion_strict_all": 0.0}}}
@@ -120,7 +117,7 @@ def omit_analysis(tmp_path_factory):
 
 
 def test_omit_figure_3_bins_are_not_joined_and_in_percent(omit_analysis):
-    from framebench.scoring.omit_analysis_report import _fig_strength
+    from text_eval.omit.analysis_report import _fig_strength
 
     fig = _fig_strength(omit_analysis)
     ax = fig.axes[0]
@@ -131,7 +128,7 @@ def test_omit_figure_3_bins_are_not_joined_and_in_percent(omit_analysis):
 
 
 def test_heat_map_labels_are_readable(omit_analysis):
-    from framebench.scoring.omit_analysis_report import _fig_conflicts, _fig_fingerprint
+    from text_eval.omit.analysis_report import _fig_conflicts, _fig_fingerprint
 
     for make in (_fig_conflicts, _fig_fingerprint):
         fig = make(omit_analysis)
@@ -142,7 +139,7 @@ def test_heat_map_labels_are_readable(omit_analysis):
 
 
 def test_omit_analysis_tables_are_in_percent(omit_analysis):
-    from framebench.scoring.omit_analysis_report import markdown
+    from text_eval.omit.analysis_report import markdown
 
     text = markdown(omit_analysis)
     assert "OBR (%)" in text

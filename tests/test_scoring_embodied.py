@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from embodied.metrics import score_embodied
 from framebench.records import make_row, to_table
-from framebench.scoring.embodied import score_embodied
 
 MODEL = "openai:planner"
 VARIANTS = [("neutral", ""), ("correct", "root"), ("correct", "propositional"), ("correct", "global"),

@@ -8,7 +8,7 @@ import pytest
 
 from framebench.records import make_row, to_table
 from framebench.scoring.bootstrap import cluster_ci, resample_counts
-from framebench.scoring.framingqa import score_framingqa
+from text_eval.framingqa.metrics import score_framingqa
 
 MODEL = "baseline:test"
 

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from framebench.records import make_row, to_table
-from framebench.scoring.omit import score_omit
+from text_eval.omit.metrics import score_omit
 
 CONFLICTS = {"s1": "u-d|u-c", "s2": "u-d", "s3": "c-v", "s4": "u-c", "s5": "u-d", "pool1": ""}
 # model -> condition -> scenario -> (action answer, omission answer); "?" = unparsed

@@ -9,7 +9,7 @@ import pytest
 
 from framebench.records import encode_answer_probs, make_row, to_table
 from framebench.scoring.compute import compute_report
-from framebench.scoring.susceptibility import framingqa_shifts, label_answer_modes, omit_shifts
+from text_eval.susceptibility import framingqa_shifts, label_answer_modes, omit_shifts
 
 
 def _fqa(ctx, fmt, bias, level, gold, probs, form="plain", variant="Q1", distractor="", model="m"):

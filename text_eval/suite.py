@@ -12,6 +12,7 @@ from typing import Any
 
 from framebench import records as rec
 from framebench.errors import UserError
+from framebench.scoring.view import ordered
 from framebench.suite import Job, Suite, TextOptions
 
 TEXT_FORMATS = ("binary", "mc")
@@ -77,19 +78,22 @@ class FramingQASuite(Suite):
 
         return allowed_answers(job.item["format"], len(job.item.get("options") or []))
 
+    headline_note = ("FramingQA: per context the share of its questions of that bias answered "
+                     "right, averaged over contexts.")
+
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
-        from framebench.scoring.framingqa import score_framingqa
+        from text_eval.framingqa.metrics import score_framingqa
 
         return score_framingqa(records, n_resamples=n_resamples)
 
     def sections(self, metrics):
-        from framebench.scoring.markdown import framingqa_tables
         from framebench.scoring.view import Section
+        from text_eval.framingqa.tables import framingqa_tables
 
         return [Section(self.title, framingqa_tables(metrics))]
 
     def figures(self, metrics):
-        from framebench.scoring.figures import framingqa_figures
+        from text_eval.framingqa.figures import framingqa_figures
 
         return framingqa_figures(metrics)
 
@@ -97,6 +101,33 @@ class FramingQASuite(Suite):
         from text_eval.comparisons import FRAMINGQA_COMPARISON
 
         return FRAMINGQA_COMPARISON
+
+    def summary(self, metrics):
+        from text_eval.framingqa.tables import summary_tables
+
+        return summary_tables(metrics)
+
+    def headline(self, inputs):
+        from text_eval.framingqa.headline import score_headline
+
+        if not inputs.report.get(self.name):
+            return None
+        return score_headline(inputs.records, inputs.report[self.name], n_resamples=inputs.n_resamples)
+
+    def headline_rows(self, report):
+        from text_eval.framingqa.tables import framingqa_headline_rows
+
+        return framingqa_headline_rows(report.get("headline") or {})
+
+    def context_summary(self, records):
+        """Strict: the context passes when every question is answered right."""
+        k = sum(bool(r.get("correct")) and r.get("parse") == "ok" for r in records)
+        passed = k == len(records)
+        return f"{k}/{len(records)} correct · strict {'✓' if passed else '✗'}", "pass" if passed else "fail"
+
+    def model_summary(self, rows):
+        k = int((rows["correct"].fillna(False).astype(bool) & (rows["parse"] == "ok")).sum())
+        return f"{k}/{len(rows)} correct · strict {'✓' if k == len(rows) else '✗'}"
 
 
 @dataclass
@@ -153,26 +184,33 @@ class OmitSuite(Suite):
         return [(name, condition.summary) for name, condition in conditions().items()]
 
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
-        from framebench.scoring.omit import score_omit
-        from framebench.scoring.omit_analysis import analyze
+        return self._score(records, analyses=True)
+
+    def compute(self, inputs):
+        """The console summary (``quick``) skips the persona analyses."""
+        return self._score(inputs.records, analyses=not inputs.quick)
+
+    def _score(self, records, analyses: bool) -> Mapping[str, Any] | None:
+        from text_eval.omit.analysis import analyze
+        from text_eval.omit.metrics import score_omit
 
         metrics = score_omit(records)
-        if metrics:
-            metrics["analysis"] = analyze(records[records["suite"] == "omit"])
+        if metrics and analyses:
+            metrics["analysis"] = analyze(records[records["suite"] == self.name])
         return metrics
 
     def sections(self, metrics):
-        from framebench.scoring.markdown import omit_tables
-        from framebench.scoring.omit_analysis_report import tables
         from framebench.scoring.view import Section
+        from text_eval.omit.analysis_report import tables
+        from text_eval.omit.tables import omit_tables
 
         analysis = tables(metrics.get("analysis") or {})
         return [Section(self.title, omit_tables(metrics))] + ([Section("OMIT analyses", analysis)]
                                                                if analysis else [])
 
     def figures(self, metrics):
-        from framebench.scoring.figures import omit_obr_figure
-        from framebench.scoring.omit_analysis_report import figures
+        from text_eval.omit.analysis_report import figures
+        from text_eval.omit.tables import omit_obr_figure
 
         return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
                 *figures(metrics.get("analysis") or {})]
@@ -181,6 +219,33 @@ class OmitSuite(Suite):
         from text_eval.comparisons import OMIT_COMPARISON
 
         return OMIT_COMPARISON
+
+    def summary(self, metrics):
+        from text_eval.omit.tables import summary_tables
+
+        return summary_tables(metrics)
+
+    def model_note(self, model):
+        from text_eval.omit.metrics import PERSONA_PREFIX
+
+        return " (the OMIT dataset's persona panel, not a model)" if model.startswith(PERSONA_PREFIX) else ""
+
+    def reference_panel(self, models):
+        from text_eval.omit.metrics import PERSONA_PREFIX
+
+        panel = ordered(m for m in models if m.startswith(PERSONA_PREFIX))
+        if not panel:
+            return [], ""
+        names = ", ".join(m[len(PERSONA_PREFIX):] for m in panel)
+        return panel, f"plus the OMIT dataset's persona panel ({len(panel)} personas: {names}; not models)"
+
+    def answer_mode(self, model, info):
+        """The persona panel's rows are the dataset's authored answers, not a model's."""
+        from text_eval.omit.metrics import PERSONA_PREFIX
+
+        if model.startswith(PERSONA_PREFIX) or info.get("model") == "authored":
+            return "authored (the dataset's persona panel)"
+        return None
 
 
 FRAMINGQA = FramingQASuite(

@@ -18,7 +18,7 @@ def _group_cell(level: str, value: str) -> str:
 
 
 def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
-    from framebench.scoring.markdown import n_cell, p_value, pp_ci
+    from framebench.scoring.formatting import n_cell, p_value, pp_ci
 
     group, measures, test = part["group"], part["measures"], part.get("test")
     labels = {m["key"]: m["label"] for m in measures}

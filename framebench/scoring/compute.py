@@ -1,24 +1,23 @@
-"""The unified report: every registered suite's metrics from one records frame.
+"""The unified report: every registered report part's entry, computed from the scored runs.
 
-``{suite name: that suite's metrics}`` plus the report-wide ``headline`` (per model: framing
-effect and strict accuracy; built from the ``framingqa`` section when present), e.g. ``{"framingqa": {model: {task: {format: {...}}}},
-"embodied": {model: {row: {...}}}, "omit": {"rates", "mcnemar", "conflicts", "analysis"}}``;
-fractions, a section only when the records hold that suite, JSON-ready (no NaN or numpy
-scalars: a missing value is None).
+``{part name: its entry}``: each suite's metrics under its name, plus the report-wide parts
+(``meta``: provenance; ``headline``; ``susceptibility``; any a plugin registers); fractions, an
+entry only when the part has something to say, JSON-ready (no NaN or numpy scalars: a missing
+value is None).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from framebench.records import label_answer_modes
 from framebench.scoring.bootstrap import N_RESAMPLES
-from framebench.scoring.headline import score_headline
-from framebench.scoring.susceptibility import score_susceptibility
+
+if TYPE_CHECKING:
+    from framebench.runs import Runs
 
 
 def jsonable(value: Any) -> Any:
@@ -38,21 +37,13 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def compute_report(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """The report.json structure for a records frame: each registered suite's metrics, the
-    headline, and framing susceptibility where records carry answer probabilities. A model's
-    constrained rows are scored as a model of their own (``label_answer_modes``)."""
-    from framebench.registry import ordered_suites
+def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES, *,
+                   quick: bool = False) -> dict[str, Any]:
+    """The report.json structure: every registered report part's entry (``scoring.report``),
+    JSON-ready. ``records``: the scored runs (``framebench.runs.load_runs``), or a bare records
+    frame (then a model's constrained rows are labelled as a model of their own here)."""
+    from framebench.runs import Runs
+    from framebench.scoring.report import compute_report as compute_parts
 
-    df = label_answer_modes(df)
-    report: dict[str, Any] = {}
-    for suite in ordered_suites():
-        metrics = suite.score(df, n_resamples)
-        if metrics:
-            report[suite.name] = metrics
-    if report.get("framingqa"):
-        report["headline"] = score_headline(df, report["framingqa"], n_resamples=n_resamples)
-    susceptibility = score_susceptibility(df, n_resamples=n_resamples)
-    if susceptibility:
-        report["susceptibility"] = susceptibility
-    return jsonable(report)
+    runs = records if isinstance(records, Runs) else Runs.of(records)
+    return jsonable(compute_parts(runs, n_resamples, quick=quick))

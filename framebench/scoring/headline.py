@@ -1,55 +1,68 @@
-"""The headline per model, which leads the report: its framing effect on FramingQA text.
-
-Per (model, format), pooled over tasks: accuracy on correct-bias questions and on incorrect-bias
-questions (per context the share of its rows of that bias answered right, averaged over
-contexts), the framing effect (their difference, per context, averaged over contexts having
-both) and strict accuracy (``strict_all``, copied from the FramingQA block), each with a 95 %
-cluster-bootstrap interval over contexts. Unparsed answers count as wrong.
-"""
+"""The headline, which leads the report: per model, the framing effect of every part that has one
+(correct- vs incorrect-bias accuracy, their difference, strict accuracy). A report part
+registered under ``framebench.report_parts``; the suites contribute its entries and rows
+(``ReportPart.headline``, ``headline_rows``), so it names none of them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-import pandas as pd
+from framebench.scoring.formatting import small_n_note
+from framebench.scoring.parts import ReportInput, ReportPart
+from framebench.scoring.view import Section, Table
 
-from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
-
-KEYS = ("accuracy_correct", "accuracy_incorrect", "framing_effect")
-
-
-def _value(x: float) -> float | None:
-    return None if not np.isfinite(x) else float(x)
+# ---------------------------------------------------------------- the part
 
 
-def score_headline(df: pd.DataFrame, framingqa: dict[str, Any],
-                   n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """``{model: {format: {accuracy_correct(_ci), accuracy_incorrect(_ci), framing_effect(_ci),
-    strict_all(_ci), n_contexts}}}`` over the FramingQA records of ``df``."""
-    rows = df.loc[(df["suite"] == "framingqa") & df["bias"].isin(["correct", "incorrect"]),
-                  ["model", "format", "task", "context_id", "bias", "parse", "correct"]]
-    if rows.empty:
-        return {}
-    right = (rows["correct"].astype(bool) & (rows["parse"] == "ok")).astype(float)
-    per_context = (rows.assign(right=right)
-                   .groupby(["model", "format", "task", "context_id", "bias"], sort=True)["right"].mean()
-                   .unstack("bias"))
-    for bias in ("correct", "incorrect"):
-        if bias not in per_context.columns:
-            per_context[bias] = np.nan
-    per_context["effect"] = per_context["correct"] - per_context["incorrect"]
-    out: dict[str, Any] = {}
-    for (model, fmt), group in per_context.groupby(level=["model", "format"], sort=True):
-        values = group[["correct", "incorrect", "effect"]].to_numpy(dtype=float)
-        means = [float(np.nanmean(col)) if np.isfinite(col).any() else np.nan for col in values.T]
-        ci = cluster_ci(values, f"{model}|{fmt}|headline", n_resamples)
-        entry: dict[str, Any] = {"n_contexts": len(group)}
-        for i, key in enumerate(KEYS):
-            entry[key] = _value(means[i])
-            entry[f"{key}_ci"] = None if not np.isfinite(ci[i]).all() else [float(ci[i, 0]), float(ci[i, 1])]
-        pooled = ((framingqa.get(model) or {}).get("all") or {}).get(fmt) or {}
-        entry["strict_all"] = pooled.get("strict_all")
-        entry["strict_all_ci"] = pooled.get("strict_all_ci")
-        out.setdefault(str(model), {})[str(fmt)] = entry
-    return out
+class Headline(ReportPart):
+    """The table that leads the report: per model, the framing effect of every part that has one.
+
+    Its ``report.json`` entry merges the parts' ``headline(inputs)`` contributions (``{model:
+    {row key: {...}}}``); its table stacks their ``headline_rows(report)`` in report order.
+    """
+
+    name = "headline"
+    title = "Headline"
+    order = 5
+    stage = 1  # reads the suites' entries
+
+    def _others(self) -> list[ReportPart]:
+        from framebench.registry import report_parts
+
+        return [p for p in report_parts() if p.name != self.name]
+
+    def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
+        if inputs.quick:
+            return None
+        merged: dict[str, Any] = {}
+        for part in self._others():
+            for model, rows in (part.headline(inputs) or {}).items():
+                merged.setdefault(str(model), {}).update(rows)
+        return merged
+
+    def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
+        rows, notes = [], []
+        for part in self._others():
+            if report.get(part.name):
+                found = part.headline_rows(report)
+                rows += found
+                if found and getattr(part, "headline_note", ""):
+                    notes.append(part.headline_note)
+        if not rows:
+            return []
+        return [Section(self.title, [Table(
+            title="Headline: the framing effect per model",
+            caption="One row per model and what it was scored on, all tasks pooled. n: contexts "
+            "(or episodes). Correct- / incorrect-bias: accuracy under the framings that name the "
+            "right answer / a wrong one. Framing effect: their difference in percentage points "
+            "(large = the framing moves the answers). Strict (all): share of contexts whose every "
+            "variant is right. Brackets: 95 % cluster-bootstrap interval over contexts; strict "
+            "accuracy: 95 % Wilson interval. "
+            + " ".join(notes) + small_n_note(rows, 2, "contexts or episodes"),
+            header=["Model", "Format", "n", "Correct-bias accuracy (%)", "Incorrect-bias accuracy (%)",
+                    "Framing effect (pp)", "Strict accuracy, all (%)"],
+            rows=rows)])]
+
+
+HEADLINE = Headline()

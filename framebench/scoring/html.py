@@ -17,10 +17,10 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from framebench.scoring.figures import png_base64, report_figures
-from framebench.scoring.markdown import numeric_column, pct, report_sections
-from framebench.scoring.omit import PERSONA_PREFIX
-from framebench.scoring.view import Table, ordered, task_name, task_order
+from framebench.scoring.figures import png_base64
+from framebench.scoring.formatting import pct
+from framebench.scoring.markdown import numeric_column
+from framebench.scoring.view import Table, ordered, task_name
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
@@ -47,8 +47,6 @@ RANKS = {
     "bias": {"neutral": 0, "correct": 1, "incorrect": 2},
     "level": {"": 0, "root": 1, "propositional": 2, "global": 3},
 }
-SECTION_SUITES = {"FramingQA (text)": "framingqa", "FramingQA robotics (embodied)": "embodied",
-                  "OMIT": "omit"}
 ROW_ORDER = ["condition", "frame", "bias", "level", "distractor", "form", "variant", "item_id"]
 
 
@@ -115,21 +113,12 @@ def format_cell(column: str, value: Any) -> Cell:
     return Cell(str(value))
 
 
-def _context_summary(suite: str, records: list[dict[str, Any]]) -> tuple[str, str]:
-    n = len(records)
-    if suite == "framingqa":
-        k = sum(_true(r.get("correct")) and r.get("parse") == "ok" for r in records)
-        strict = "pass" if k == n else "fail"
-        return f"{k}/{n} correct · strict {'✓' if k == n else '✗'}", strict
-    if suite == "embodied":
-        k = sum(_true(r.get("success")) for r in records)
-        completions = [float(r["percent_complete"]) for r in records
-                       if not _missing(r.get("percent_complete"))]
-        mean = sum(completions) / len(completions) if completions else None
-        return (f"{k}/{n} variants succeeded · mean completion {pct(mean)} %",
-                "pass" if k == n else "fail")
-    parsed = sum(1 for r in records if r.get("parse") == "ok")
-    return f"{n} responses, {parsed} parsed", ""
+def _suite(name: str):
+    """The registered suite of that name, or the ``RecordsView`` defaults for an unknown one."""
+    from framebench.registry import suites
+    from framebench.scoring.parts import RecordsView
+
+    return suites().get(name) or RecordsView()
 
 
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
@@ -143,7 +132,7 @@ def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
         )
         for record in records
     ]
-    summary, status = _context_summary(suite, records)
+    summary, status = _suite(suite).context_summary(records)
     return ContextView(str(context_id), summary, status, variants)
 
 
@@ -162,6 +151,8 @@ def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows sorted by group (model, suite, task, format), context id, then variant."""
     order = suite_order()
     suite_rank = {s: i for i, s in enumerate(order)}
+    from framebench.scoring.report import task_order
+
     tasks = task_order()
     task_rank = {t: i for i, t in enumerate(tasks)}
     keys = {
@@ -192,9 +183,8 @@ def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
         model, suite, task, fmt = key
         contexts = [_context_view(suite, cid, list(ctx_rows), prompts)
                     for cid, ctx_rows in itertools.groupby(group_rows, key=lambda r: r["context_id"])]
-        panel = " (the OMIT dataset's persona panel, not a model)" if str(model).startswith(PERSONA_PREFIX) else ""
         groups.append(GroupView(
-            title=f"{model}{panel} · {task_name(task)} · {fmt}",
+            title=f"{model}{_suite(suite).model_note(str(model))} · {task_name(task)} · {fmt}",
             columns=drilldown_columns(suite),
             total=total_of[key],
             contexts=contexts,
@@ -224,20 +214,18 @@ def _table_view(table: Table, suite: str = "", viewer_url: str | None = None) ->
 
 
 def _meta(records: pd.DataFrame | None) -> str:
-    """Records, evaluated models and suites; the OMIT persona panel's rows are the dataset's
-    reference answers, named as such and not counted as models."""
+    """Records, evaluated models and suites; rows a suite says are not a model's (e.g. a dataset's
+    authored reference answers, ``Suite.reference_panel``) are named as such and not counted."""
     if records is None or records.empty:
         return "No records."
-    names = records["model"].unique()
-    panel = ordered(m for m in names if str(m).startswith(PERSONA_PREFIX))
-    models = ordered(m for m in names if not str(m).startswith(PERSONA_PREFIX))
+    names = [str(m) for m in records["model"].unique()]
     suites = ordered(records["suite"].unique(), suite_order())
+    panels = [_suite(s).reference_panel(names) for s in suites]
+    panel = {m for members, _ in panels for m in members}
+    models = ordered(m for m in names if m not in panel)
     text = (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "
             f"suites: {', '.join(suites)}")
-    if panel:
-        personas = ", ".join(m[len(PERSONA_PREFIX):] for m in panel)
-        text += f" · plus the OMIT dataset's persona panel ({len(panel)} personas: {personas}; not models)"
-    return text
+    return text + "".join(f" · {note}" for members, note in panels if members)
 
 
 def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
@@ -245,22 +233,23 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None) -> str:
     """``report.html``: tables, inline figures and the capped per-context drill-down. With a
     ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
-    contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``)."""
-    sections = [{"title": s.title,
-                 "tables": [_table_view(t, SECTION_SUITES.get(s.title, ""), viewer_url)
-                            for t in s.tables]}
-                for s in report_sections(report)]
+    contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``); a suite's
+    table rows filter on that suite."""
+    from framebench.registry import suites
+    from framebench.scoring.report import report_figures, sections_by_part
+
+    sections, leads = [], []
+    for part, section in sections_by_part(report):
+        suite = part.name if part.name in suites() else ""
+        view = {"title": section.title, "note": section.note,
+                "tables": [_table_view(t, suite, viewer_url) for t in section.tables]}
+        (sections if section.heading else leads).append(view)
     figures = [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
     template = _environment().get_template("report.html.j2")
-    provenance = None
-    if report.get("meta"):
-        from framebench.scoring.provenance import meta_summary, meta_table
-
-        provenance = {"summary": meta_summary(report["meta"]), "table": _table_view(meta_table(report["meta"]))}
     return template.render(
         title=TITLE,
         meta=_meta(records),
-        provenance=provenance,
+        leads=leads,
         sections=sections,
         figures=figures,
         groups=drilldown(records, prompts or {}, drilldown_limit),

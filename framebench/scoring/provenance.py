@@ -12,12 +12,17 @@ import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from framebench.scoring.parts import ReportInput, ReportPart
+from framebench.scoring.view import Section
+
+if TYPE_CHECKING:
+    from framebench.runs import RunFolder
+
 SCHEMA_VERSION = 1  # report.json layout; bump when a key changes meaning or moves
-RUN_FILE = "run.json"
 
 
 def git_commit() -> str | None:
@@ -30,28 +35,26 @@ def git_commit() -> str | None:
         return None
 
 
-def _run_info(run_dir: Path) -> dict[str, Any]:
-    try:
-        info = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return info if isinstance(info, dict) else {}
+def _suites_of(records: pd.DataFrame) -> list[Any]:
+    """The registered suites whose rows ``records`` holds."""
+    from framebench.registry import suites
+
+    present = set(records["suite"].unique()) if not records.empty else set()
+    return [suite for name, suite in suites().items() if name in present]
 
 
 def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.DataFrame | None = None) -> str:
-    """How the answers were obtained, in words: from who answered (persona panel, baseline,
-    scripted or LLM planner), then the run's answer mode (run.json ``answer_mode`` or the records'
-    ``answer_mode`` column: ``generate`` or ``constrained``)."""
-    if model.startswith("persona:") or info.get("model") == "authored":
-        return "authored (the dataset's persona panel)"
+    """How the answers were obtained, in words: a reference baseline, else what the suite says
+    of who answered (``Suite.answer_mode``: a persona panel, a scripted or LLM planner), else the
+    run's answer mode (run.json ``answer_mode`` or the records' ``answer_mode`` column:
+    ``generate`` or ``constrained``)."""
+    from framebench.registry import suites
+
     if model.startswith("baseline:"):
         return "reference baseline (answers from the prompt's format alone)"
-    if suite == "embodied":
-        if model == "oracle" or model.startswith("script:"):
-            return "scripted planner (no model)"
-        if model.startswith("choice:"):
-            return "choice planner: the most probable of the actions the simulator accepts"
-        return "LLM planner, greedy generation, actions parsed strictly"
+    said = suites()[suite].answer_mode(model, info) if suite in suites() else None
+    if said:
+        return said
     declared = str(info.get("answer_mode") or "")
     if not declared and records is not None and "answer_mode" in records.columns:
         declared = ", ".join(sorted({str(m) for m in records["answer_mode"].dropna() if str(m)}))
@@ -60,35 +63,14 @@ def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.Dat
     return "greedy generation, answer parsed strictly (unparsed = wrong)"
 
 
-def embodied_evaluation(info: Mapping[str, Any]) -> str:
-    """The evaluation semantics of an embodied run (run.json ``evaluation``): ``intended`` or
-    ``partnr-compat`` (symbolic simulator), ``partnr-habitat`` (PARTNR ingest), else ``unknown``."""
-    mode = info.get("evaluation")
-    if isinstance(mode, str) and mode:
-        return mode
-    decoding = info.get("decoding") if isinstance(info.get("decoding"), dict) else {}
-    if info.get("backend") == "symbolic":  # run.json from before the field existed
-        return "partnr-compat" if decoding.get("partnr_compat") else "intended"
-    return "partnr-habitat" if info.get("backend") == "habitat" else "unknown"
-
-
-def embodied_evaluation_by_model(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """``model -> evaluation modes`` over the scored embodied run folders (``run_entry`` dicts)."""
-    modes: dict[str, set[str]] = {}
-    for run in entries:
-        if run.get("evaluation"):
-            for model in run.get("models", []):
-                modes.setdefault(str(model), set()).add(run["evaluation"])
-    return {model: sorted(found) for model, found in sorted(modes.items())}
-
-
-def run_entry(run_dir: Path, records: pd.DataFrame) -> dict[str, Any]:
-    """One scored folder: its runs, models, suites and run.json fields."""
-    info = _run_info(run_dir)
+def run_entry(folder: RunFolder) -> dict[str, Any]:
+    """One scored folder: its runs, models, suites and run.json fields, plus what the suites of
+    its records add (``Suite.run_fields``)."""
+    info, records = folder.info, folder.records
     models = sorted(records["model"].unique()) if not records.empty else []
     suites = sorted(records["suite"].unique()) if not records.empty else []
     entry: dict[str, Any] = {
-        "run_dir": str(run_dir),
+        "run_dir": str(folder.path),
         "run_ids": sorted(records["run_id"].unique()) if not records.empty else [],
         "models": models,
         "suites": suites,
@@ -102,8 +84,8 @@ def run_entry(run_dir: Path, records: pd.DataFrame) -> dict[str, Any]:
         "answer_mode": answer_mode(models[0] if len(models) == 1 else "", suites[0] if suites else "", info,
                                    records),
     }
-    if "embodied" in suites:
-        entry["evaluation"] = embodied_evaluation(info)
+    for suite in _suites_of(records):
+        entry.update(suite.run_fields(info, records))
     if info.get("data"):
         entry["data"] = info["data"]
     if info.get("selection"):
@@ -111,14 +93,15 @@ def run_entry(run_dir: Path, records: pd.DataFrame) -> dict[str, Any]:
     return entry
 
 
-def report_meta(runs: Sequence[tuple[Path, pd.DataFrame]], generated: str | None = None) -> dict[str, Any]:
-    """The ``meta`` block for the scored ``(run folder, its records)`` pairs."""
+def report_meta(folders: Sequence[RunFolder], generated: str | None = None) -> dict[str, Any]:
+    """The ``meta`` block for the scored run folders."""
     from framebench import __version__
+    from framebench.registry import suites
     from framebench.runinfo import now_iso
 
-    entries = [run_entry(Path(d), df) for d, df in runs]
+    entries = [run_entry(folder) for folder in folders]
     fingerprints = {m: e["model_fingerprint"] for e in entries for m in e["models"] if e["model_fingerprint"]}
-    return {
+    meta = {
         "schema_version": SCHEMA_VERSION,
         "generated": generated or now_iso(),
         "framebench_version": __version__,
@@ -127,9 +110,10 @@ def report_meta(runs: Sequence[tuple[Path, pd.DataFrame]], generated: str | None
         "model_fingerprints": dict(sorted(fingerprints.items())),
         "dataset_hashes": sorted({e["dataset_hash"] for e in entries if e["dataset_hash"]}),
         "runs": entries,
-        # which evaluation semantics each model's embodied scores come from (datasets/robotics.md)
-        "embodied_evaluation": embodied_evaluation_by_model(entries),
     }
+    for suite in suites().values():
+        meta.update(suite.meta_fields(entries))
+    return meta
 
 
 def meta_summary(meta: Mapping[str, Any]) -> str:
@@ -199,3 +183,23 @@ def _generation_text(d: Mapping[str, Any]) -> str:
     if d.get("stop"):
         text += f", stop {json.dumps(list(d['stop']))}"
     return text
+
+
+class Provenance(ReportPart):
+    """The ``meta`` block: what was scored, by which code, when; shown first, without a heading."""
+
+    name = "meta"
+    title = "Provenance"
+    order = 0
+
+    def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
+        if inputs.quick or not inputs.runs.folders:
+            return None
+        return report_meta(inputs.runs.folders)
+
+    def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
+        meta = report[self.name]
+        return [Section(self.title, [meta_table(meta)], note=meta_summary(meta), heading=False)]
+
+
+PROVENANCE = Provenance()

@@ -25,8 +25,13 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
+    """A titled group of tables; ``note``: a line shown above them; ``heading``: whether the
+    title is shown as a heading (the provenance block at the top of the report has none)."""
+
     title: str
     tables: list[Table] = field(default_factory=list)
+    note: str = ""
+    heading: bool = True
 
 
 def natural_key(text: str) -> list[Any]:
@@ -38,13 +43,6 @@ def ordered(keys: Iterable[str], order: Iterable[str] = ()) -> list[str]:
     keys = list(keys)
     preferred = [k for k in order if k in keys]
     return preferred + sorted((k for k in keys if k not in preferred), key=natural_key)
-
-
-def task_order() -> tuple[str, ...]:
-    """Tasks in report order: the registered suites' tasks, then the pooled "all"."""
-    from framebench.records import known_tasks
-
-    return (*known_tasks(), "all")
 
 
 def task_name(task: str) -> str:

@@ -132,11 +132,17 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
     return app
 
 
+def _suite(name: str):
+    from framebench.scoring.html import _suite as suite_of
+
+    return suite_of(name)
+
+
 def _row_view(record: dict[str, Any]) -> dict[str, Any]:
     cells = {c: format_cell(c, record.get(c)) for c in ROW_COLUMNS}
-    if record.get("suite") == "embodied":
-        cells["answer"] = format_cell("percent_complete", record.get("percent_complete"))
-        cells["correct"] = format_cell("success", record.get("success"))
+    value, mark = _suite(str(record.get("suite"))).result_columns
+    cells["answer"] = format_cell(value, record.get(value))
+    cells["correct"] = format_cell(mark, record.get(mark))
     return {
         "cells": cells,
         "suite": record["suite"],
@@ -172,41 +178,32 @@ def _context_view(suite: str, context_id: str, rows: pd.DataFrame) -> dict[str, 
 def _answer_view(suite: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
     if record is None:
         return None
-    if suite == "embodied":
-        value = format_cell("percent_complete", record.get("percent_complete"))
-        mark = format_cell("success", record.get("success"))
-    else:
-        value = format_cell("answer", record.get("answer") or "—")
-        mark = (format_cell("correct", record.get("correct")) if record.get("gold")
-                else format_cell("parse", record.get("parse")))
+    value_column, mark_column = _suite(suite).result_columns
+    raw = record.get(value_column)
+    value = format_cell(value_column, "—" if raw is None or raw == "" else raw)
+    # without a gold answer there is nothing to be right about: show whether it parsed
+    mark = (format_cell(mark_column, record.get(mark_column))
+            if record.get("gold") or mark_column != "correct" else format_cell("parse", record.get("parse")))
     return {"value": value, "mark": mark, "parse": str(record.get("parse") or ""),
             "output": "" if record.get("output") is None else str(record["output"])}
 
 
 def _model_summary(suite: str, rows: pd.DataFrame) -> str:
-    n = len(rows)
-    if suite == "embodied":
-        k = int(rows["success"].fillna(False).astype(bool).sum())
-        return f"{k}/{n} variants succeeded"
-    if suite == "omit":
-        return f"{int((rows['parse'] == 'ok').sum())}/{n} parsed"
-    k = int((rows["correct"].fillna(False).astype(bool) & (rows["parse"] == "ok")).sum())
-    return f"{k}/{n} correct · strict {'✓' if k == n else '✗'}"
+    return _suite(suite).model_summary(rows)
 
 
 def _render_report(data: RunData) -> str:
     """report.html over the served records, its tables and drill-down linking into the viewer."""
-    from framebench.runs import DUPLICATE_KEY
+    from framebench.runs import DUPLICATE_KEY, Runs, read_run_json
     from framebench.scoring.compute import compute_report
     from framebench.scoring.html import render_html
-    from framebench.scoring.provenance import report_meta
 
     records = data.records.drop(columns=["prompt", "run_dir"])
     if records.duplicated(DUPLICATE_KEY).any():
         raise UserError("these runs answer the same items twice: score them separately "
                         "(the records pages still show every row)")
     prompts = dict(zip(data.records["item_id"], data.records["prompt"], strict=True))
-    runs = [(Path(run_dir), rows.drop(columns=["prompt", "run_dir"]))
-            for run_dir, rows in data.records.groupby("run_dir", sort=False)]
-    report = {"meta": report_meta(runs), **compute_report(records)}
-    return render_html(report, records, prompts, viewer_url="/")
+    folders = [(Path(run_dir), read_run_json(Path(run_dir)), rows.drop(columns=["prompt", "run_dir"]))
+               for run_dir, rows in data.records.groupby("run_dir", sort=False)]
+    runs = Runs.of(records, prompts, folders)
+    return render_html(compute_report(runs), runs.records, runs.prompts, viewer_url="/")

@@ -1,11 +1,15 @@
 """Tables and figure for the report's framing-susceptibility section (``report["susceptibility"]``;
-definitions in ``framebench/scoring/susceptibility.py`` and ``docs/susceptibility.md``)."""
+definitions in ``text_eval/susceptibility.py`` and ``docs/susceptibility.md``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from framebench.scoring.figures import DIRECTION_COLORS, plain_label, plt
+from framebench.scoring.parts import SummaryTable
 from framebench.scoring.view import (
     FORMAT_NAMES,
     LEVEL_NAMES,
@@ -14,9 +18,9 @@ from framebench.scoring.view import (
     Table,
     ordered,
     task_name,
-    task_order,
 )
 from framebench.vocabulary import LEVELS
+from text_eval.framingqa.tables import task_order
 
 TITLE = "Framing susceptibility (answer probabilities)"
 HOW_TO_READ = (
@@ -84,8 +88,7 @@ def omit_table(omit: Mapping[str, Any]) -> Table | None:
                   "Scenarios"], rows)
 
 
-def susceptibility_section(report: Mapping[str, Any]) -> Section | None:
-    sus = report.get("susceptibility") or {}
+def susceptibility_section(sus: Mapping[str, Any]) -> Section | None:
     tables = [t for t in (framingqa_table(sus.get("framingqa") or {}), omit_table(sus.get("omit") or {}))
               if t is not None]
     return Section(TITLE, tables) if tables else None
@@ -97,7 +100,7 @@ def _ci(ci: Any) -> str:
     return f"{_pp(ci[0])}, {_pp(ci[1])}"
 
 
-def summary_rows(sus: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+def summary_rows(sus: Mapping[str, Any]) -> list[SummaryTable]:
     """Terminal summary tables (``framebench.scoring.summary``): pooled-task shifts per level and
     bias, and the omission shift per condition; percentage points with 95 % intervals."""
     tables = []
@@ -107,11 +110,48 @@ def summary_rows(sus: Mapping[str, Any]) -> list[tuple[str, list[str], list[list
             for level in LEVELS if level in levels
             for bias, cell in levels[level].items()]
     if rows:
-        tables.append(("Framing susceptibility, all tasks: shift of P(gold), pp",
-                       ["model", "format", "level", "bias", "shift", "95% CI"], rows))
+        tables.append(SummaryTable("Framing susceptibility, all tasks: shift of P(gold), pp",
+                                   ["model", "format", "level", "bias", "shift", "95% CI"], rows))
     omit = sus.get("omit") or {}
     rows = [[model, cond, str(c.get("n", "")), _pp(c.get("omission_shift")), _ci(c.get("omission_shift_ci"))]
             for model in ordered(omit) for cond, c in sorted(omit[model].items())]
     if rows:
-        tables.append(("OMIT omission shift from P(yes), pp", ["model", "condition", "n", "shift", "95% CI"], rows))
+        tables.append(SummaryTable("OMIT omission shift from P(yes), pp",
+                                   ["model", "condition", "n", "shift", "95% CI"], rows))
     return tables
+
+
+def susceptibility_figure(sus: Mapping[str, Any]):
+    """Per format: the shift of P(gold) by level and bias for the pooled task, one bar group per
+    model, 95 % intervals as error bars; None when there is nothing to draw."""
+    fqa = sus.get("framingqa") or {}
+    models = ordered(fqa)
+    formats = ordered({f for m in models for f in (fqa[m].get("all") or {})}, FORMAT_NAMES)
+    if not models or not formats:
+        return None
+    fig, axes = plt.subplots(1, len(formats), figsize=(5.5 * len(formats), 3.4), squeeze=False)
+    for ax, fmt in zip(axes[0], formats, strict=True):
+        labels, colors, values, lows, highs = [], [], [], [], []
+        for model in models:
+            levels = ((fqa[model].get("all") or {}).get(fmt)) or {}
+            for level in (lv for lv in LEVELS if lv in levels):
+                for bias in ("correct", "incorrect"):
+                    cell = levels[level].get(bias)
+                    if not cell or cell.get("shift") is None:
+                        continue
+                    v = 100 * cell["shift"]
+                    lo, hi = (cell.get("shift_ci") or [None, None])
+                    labels.append(f"{plain_label(model, 18)}\n{LEVEL_NAMES[level]} {bias[:4]}.")
+                    colors.append(DIRECTION_COLORS[bias])
+                    values.append(v)
+                    lows.append(v - 100 * lo if lo is not None else 0.0)
+                    highs.append(100 * hi - v if hi is not None else 0.0)
+        x = np.arange(len(values))
+        ax.bar(x, values, color=colors, yerr=[lows, highs], capsize=3)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(x, labels, fontsize=6, rotation=90)
+        ax.set_ylabel("shift of P(gold) (pp)")
+        ax.set_title(f"{FORMAT_NAMES.get(fmt, fmt)}, all tasks", fontsize=9)
+    fig.suptitle("Framing susceptibility: how far framing moves P(right answer)", fontsize=10)
+    fig.tight_layout()
+    return fig

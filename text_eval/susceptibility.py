@@ -32,6 +32,7 @@ import pandas as pd
 
 from framebench.records import CONSTRAINED_SUFFIX, label_answer_modes  # noqa: F401  (re-exported)
 from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
+from framebench.scoring.parts import ReportInput, ReportPart
 from framebench.vocabulary import LEVELS
 
 POOLED_TASK = "all"
@@ -137,3 +138,35 @@ def score_susceptibility(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> di
     if omit:
         out["omit"] = omit
     return out
+
+
+class Susceptibility(ReportPart):
+    """The framing-susceptibility part (FramingQA shifts of P(gold), OMIT omission shift), over
+    the records that carry answer probabilities; registered under ``framebench.report_parts``."""
+
+    name = "susceptibility"
+    title = "Framing susceptibility (answer probabilities)"
+    order = 80
+
+    def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
+        return None if inputs.quick else score_susceptibility(inputs.records, n_resamples=inputs.n_resamples)
+
+    def report_sections(self, report):
+        from text_eval.susceptibility_report import susceptibility_section
+
+        section = susceptibility_section(report[self.name])
+        return [section] if section is not None else []
+
+    def report_figures(self, report):
+        from text_eval.susceptibility_report import susceptibility_figure
+
+        return [("Framing susceptibility: shift of P(gold), with 95 % intervals",
+                 susceptibility_figure(report[self.name]))]
+
+    def summary_tables(self, report):
+        from text_eval.susceptibility_report import summary_rows
+
+        return summary_rows(report[self.name])
+
+
+SUSCEPTIBILITY = Susceptibility()

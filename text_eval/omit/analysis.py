@@ -1,4 +1,4 @@
-"""OMIT analyses beyond the common metrics (``framebench.scoring.omit``), from records alone.
+"""OMIT analyses beyond the common metrics (``text_eval.omit.metrics``), from records alone.
 
 - ``strength``: OBR by persona-disagreement strength (paper Figure 3). A scenario's strength is the
   number of conflicting persona pairs, |(Y,N) group| x |(N,Y) group| (0 for pool scenarios), read
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from framebench.scoring import omit as common
-from framebench.scoring.omit_analysis_report import figures, markdown, tables
+from text_eval.omit import metrics as common
+from text_eval.omit.analysis_report import figures, markdown, tables
 
 __all__ = ["analyze", "tables", "markdown", "figures", "kappa_permutation", "tiers"]
 
