@@ -41,7 +41,7 @@ def framingqa_values(records: pd.DataFrame) -> pd.DataFrame:
 def omit_values(records: pd.DataFrame) -> pd.DataFrame:
     """Per (model, condition, scenario): OBR, ABR, FCR indicators over counted pairs (NaN when
     the scenario's pair does not count)."""
-    from framebench.scoring.omit import evaluated, pairs
+    from text_eval.omit.metrics import evaluated, pairs
 
     labeled = evaluated(records)
     has_label = labeled["conflicts"].fillna("") != ""

@@ -109,7 +109,7 @@ def plan(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]], context
 def plan_table(rows: list[dict[str, Any]], contexts: int):
     """The plan as a display table (percentage points)."""
     from framebench.scoring.comparisons_report import _group_cell
-    from framebench.scoring.markdown import num, pct
+    from framebench.scoring.formatting import num, pct
     from framebench.scoring.view import Table
 
     body = [[row["suite"], " / ".join(_group_cell(k, v) for k, v in row["group"].items()) or "all",
