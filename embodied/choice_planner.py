@@ -3,14 +3,14 @@
 At every decision the planner lists the calls the simulator would accept in the current state
 (``valid_actions``: every candidate in PARTNR's argument grammar, with names from the world, is run
 on a copy of the world and kept when the skill answers ``Successful execution!`` and leads to a
-state the variant has not been in, so it neither idles nor loops), adds ``Done[]``, and executes the
+state the framing has not been in, so it neither idles nor loops), adds ``Done[]``, and executes the
 one whose description the model finds most likely as the next step of the plan (SayCan-style):
 each call is said in words with the names said as an instruction says them (``Pick[cup_1]`` ->
 "pick up the cup"), after two worked plans, the objects' places, the framed task and the steps so
 far. The score is the sum of the description's token log-probabilities; ties go to the first
 candidate in enumeration order. Definitions and the measured alternatives in
-``docs/susceptibility.md``. All variants of an episode (the 7 framings, decided in lockstep by the
-runner) are scored in one backend call.
+``docs/susceptibility.md``. All 7 framings of an episode (decided in lockstep by the runner) are
+scored in one backend call.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from embodied.planners import Planner
+from embodied.planners import Decision, Planner
 from embodied.skills import SUCCESS, Action, SkillExecutor
 from embodied.world import World
 from framebench.errors import UserError
@@ -168,7 +168,7 @@ def plan_prefix(steps: list[str]) -> str:
 
 class ChoicePlanner(Planner):
     uses_cap = True
-    needs_env = True  # the runner puts the variant's env into the session (state for candidates)
+    needs_env = True  # the runner puts the framing's env into the session (state for candidates)
 
     def __init__(self, backend: Any):
         if not hasattr(backend, "score_continuations"):
@@ -210,7 +210,7 @@ class ChoicePlanner(Planner):
         for session in sessions:
             chats.append(self._chat(session))
             world = session["env"].world
-            session["visited"].add(state_key(world))  # never back to a state this variant has been in
+            session["visited"].add(state_key(world))  # never back to a state this framing has been in
             candidates.append(valid_actions(world, session["visited"]))
             described.append([describe_action(c, session["spoken"]) for c in candidates[-1]])
         if not chats:
@@ -229,5 +229,5 @@ class ChoicePlanner(Planner):
             choice = {"step": words[best], "probability": probs[best], "margin": probs[best] - runner_up,
                       "n_candidates": len(cands), "score": row[best]}
             prompt = [*chat, {"role": "assistant", "content": prefix}]
-            out.append((f"Action: {cands[best]}", prompt, {"choice": choice}))
+            out.append(Decision(f"Action: {cands[best]}", prompt, {"choice": choice}))
         return out

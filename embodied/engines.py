@@ -5,10 +5,10 @@ non-LLM planners and the symbolic simulator. Any model engine's spec is also a p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from framebench.backends.engines import HF_OPTIONS
 from framebench.registry import Engine
+from framebench.simulation import RemoteRun, SimulationSettings, Simulator
 
 
 def _oracle(arg: str):
@@ -30,22 +30,18 @@ def _script(arg: str):
     return ScriptPlanner(arg)
 
 
-class SymbolicSimulator:
+class SymbolicSimulator(Simulator):
     """Runs planners in framebench's symbolic PARTNR-semantics household (``embodied.env``)."""
 
     name = "symbolic"
 
-    def ray_runner(self) -> Any:
-        """The same run on a Ray cluster (``run``'s ``remote``, bound to a cluster by the caller)."""
+    def ray_runner(self) -> RemoteRun:
         from embodied.ray_executor import run_embodied_ray
 
         return run_embodied_ray
 
-    def run(self, planner: str, episodes: Path, out: Path, *, replan_cap: int, max_new_tokens: int,
-            partnr_compat: bool, limit: int | None, model_args: dict[str, Any],
-            progress: bool = True, force: bool = False, remote: Any = None) -> Path:
-        """``remote``: run the episodes elsewhere (``ray_runner()`` bound to a cluster) after the
-        same checks."""
+    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
+            progress: bool = True, force: bool = False, remote: RemoteRun | None = None) -> Path:
         from embodied.episodes import read_episodes
         from embodied.planners import check_planner_spec, load_planner
         from embodied.runner import run, run_identity
@@ -53,21 +49,22 @@ class SymbolicSimulator:
 
         check_planner_spec(planner)
         n_episodes = len(read_episodes(episodes))  # validate before loading any model
-        identity = run_identity(planner, episodes, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                                limit=limit, max_new_tokens=max_new_tokens)
+        s = settings
+        identity = run_identity(planner, episodes, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
+                                limit=s.limit, max_new_tokens=s.max_new_tokens)
         check_reuse(out, identity, force)
-        if limit is not None and limit < n_episodes:
+        if s.limit is not None and s.limit < n_episodes:
             from framebench.console import warn
 
-            warn(f"--limit {limit}: running {limit} of {n_episodes} episodes; these metrics are not the "
+            warn(f"--limit {s.limit}: running {s.limit} of {n_episodes} episodes; these metrics are not the "
                  "benchmark's (use --limit for smoke tests only)")
         if remote is not None:
-            remote(planner, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                   max_new_tokens=max_new_tokens, limit=limit, progress=progress)
+            remote(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
+                   max_new_tokens=s.max_new_tokens, limit=s.limit, progress=progress)
             return out
-        chosen = load_planner(planner, max_new_tokens=max_new_tokens, model_args=model_args)
-        return run(chosen, episodes, out, replan_cap=replan_cap, partnr_compat=partnr_compat,
-                   limit=limit, progress=progress, identity=identity)
+        chosen = load_planner(planner, max_new_tokens=s.max_new_tokens, model_args=dict(s.model_args))
+        return run(chosen, episodes, out, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
+                   limit=s.limit, progress=progress, identity=identity)
 
 
 ORACLE = Engine("oracle", "planner", _oracle, arg="none",

@@ -66,13 +66,13 @@ class SymbolicPartnrEnv(gym.Env):
         self.finished = False
         self.tracker.update(self.world.evaluate)
         self._last_percent = self.tracker.percent_complete()
-        return self.world.describe(), self._info("")
+        return self.world.describe(), self._info("", self._last_percent)
 
     def step(self, action: str):
         if self.world is None or self.tracker is None:
             raise RuntimeError("call reset() before step()")
         if self.finished:
-            return self.world.describe(), 0.0, True, False, self._info("The episode has ended.")
+            return self.world.describe(), 0.0, True, False, self._info("The episode has ended.", self.tracker.percent_complete())
         parsed = parse_action(action)
         terminated = truncated = False
         if isinstance(parsed, str):
@@ -89,7 +89,7 @@ class SymbolicPartnrEnv(gym.Env):
             self.finish()
         percent = self.tracker.percent_complete()
         reward, self._last_percent = percent - self._last_percent, percent
-        return self.world.describe(), float(reward), terminated, truncated, self._info(response)
+        return self.world.describe(), float(reward), terminated, truncated, self._info(response, percent)
 
     def render(self) -> str | None:
         return self.world.describe() if self.render_mode == "ansi" and self.world else None
@@ -115,8 +115,7 @@ class SymbolicPartnrEnv(gym.Env):
         return {"percent_complete": percent, "success": percent == 1.0, "sim_steps": self.sim_steps,
                 "evaluation_error": self.tracker.error}
 
-    def _info(self, response: str) -> dict[str, Any]:
-        percent = self.tracker.percent_complete()
+    def _info(self, response: str, percent: float) -> dict[str, Any]:
         return {"response": response, "percent_complete": percent, "success": percent == 1.0,
                 "sim_steps": self.sim_steps, "episode_id": self.episode["episode_id"],
                 "evaluation_error": self.tracker.error}

@@ -1,12 +1,13 @@
 """Planners: ``oracle``, ``script:FILE`` and LLM planners over the shared model backends.
 
-A planner answers one decision at a time with planner text (``Thought: ...`` / ``Action: Tool[args]``);
-the runner parses it strictly, so a planner never needs to be well-behaved.
+A planner answers one decision at a time with a ``Decision``: planner text (``Thought: ...`` /
+``Action: Tool[args]``), the prompt that produced it and any fields for the framing's log; the
+runner parses the text strictly, so a planner never needs to be well-behaved.
 
 The LLM planner is a ZeroShotReact-style loop as in PARTNR: the prompt holds the tools, the task
 (the framed instruction) and the world description; after every action the skill's result and the
 object list are appended (``Result: ...`` / ``Objects: ...``); one LLM generation per decision. The
-runner decides the variants of an episode in lockstep, so their generations reach the backend as one
+runner decides the framings of an episode in lockstep, so their generations reach the backend as one
 batch (same results as one call each with greedy decoding, less wall time). To bound
 prompt length for small local models the chat keeps the task message and the last
 ``history_turns`` exchanges.
@@ -15,8 +16,9 @@ prompt length for small local models the chat keeps the task message and the las
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from embodied.oracle import oracle_plan
 from embodied.skills import TOOL_DESCRIPTIONS
@@ -37,8 +39,20 @@ SYSTEM_PROMPT = (
 )
 
 
+class Decision(NamedTuple):
+    """One planner decision: ``text`` (planner text, parsed strictly by the runner), ``prompt``
+    (what produced it: the chat, or None for plan planners) and ``log`` (extra fields for the
+    framing's step log, e.g. the choice planner's ``choice``). A plain ``(text, prompt)`` pair
+    reads as a Decision with no log."""
+
+    text: str
+    prompt: Any = None
+    log: Mapping[str, Any] | None = None
+
+
 class Planner:
-    """Base planner: ``open`` a session per episode variant, then ``decide`` for a batch of sessions."""
+    """Base planner: ``open`` a session per framing of an episode, then ``decide`` for a batch of
+    sessions."""
 
     spec = ""
     # LLM planners: the replan cap (PARTNR's replanning_threshold) applies and ``replans`` counts
@@ -52,12 +66,13 @@ class Planner:
         return {}
 
     def open(self, episode: dict[str, Any], instruction: str, world_text: str) -> Any:
-        """Per-variant planner state."""
+        """Per-framing planner state (``instruction``: the framed instruction; ``world_text``: the
+        simulator's first observation)."""
         raise NotImplementedError
 
-    def decide(self, sessions: list[Any], results: list[str | None],
-               objects: list[str]) -> list[tuple[str, Any]]:
-        """One decision per session: (planner text, the prompt that produced it or None)."""
+    def decide(self, sessions: list[Any], results: list[str | None], objects: list[str]) -> list[Decision]:
+        """One decision per session, in order: ``results`` is each session's last skill result
+        (None before the first action), ``objects`` the objects' state now."""
         raise NotImplementedError
 
 
@@ -71,7 +86,7 @@ class PlanPlanner(Planner):
         return list(self.plan_for(episode))
 
     def decide(self, sessions, results, objects):
-        return [(f"Action: {queue.pop(0) if queue else 'Done[]'}", None) for queue in sessions]
+        return [Decision(f"Action: {queue.pop(0) if queue else 'Done[]'}") for queue in sessions]
 
 
 class OraclePlanner(PlanPlanner):
@@ -91,7 +106,7 @@ class OraclePlanner(PlanPlanner):
 
 
 class ScriptPlanner(PlanPlanner):
-    """``script:FILE``: JSON ``{episode_id: ["Navigate[table_14]", ...]}``, replayed on every variant."""
+    """``script:FILE``: JSON ``{episode_id: ["Navigate[table_14]", ...]}``, replayed on every framing."""
 
     def __init__(self, path: str):
         self.spec = f"script:{path}"
@@ -163,7 +178,7 @@ class LLMPlanner(Planner):
         for session, chat, text in zip(sessions, chats, texts, strict=True):
             text = text if isinstance(text, str) else ""
             session["turns"].append({"role": "assistant", "content": _trim_reply(text)})
-            out.append((text, chat))
+            out.append(Decision(text, chat))
         return out
 
 

@@ -1,20 +1,22 @@
-"""The embodied runner: every episode x 7 framing variants through a planner and the symbolic simulator.
+"""The embodied runner: every episode in its 7 framings through a planner and the symbolic simulator.
 
-Per variant: reset the env, frame the instruction (Appendix D.4), then loop planner decision ->
-strict parse -> skill -> result, until the planner says ``Done[]``, the replan cap is reached (LLM
-planners; PARTNR's ``replanning_threshold``: the call numbered cap+1 ends the episode without acting),
-or the sim steps reach 20,000. Each finished variant is stored in the result store, so an interrupted
-run resumes.
+Per framing: reset the env, frame the instruction (Appendix D.4), then loop planner decision ->
+strict parse -> ``env.step`` (one skill) -> result, until the planner says ``Done[]``, the replan cap
+is reached (LLM planners; PARTNR's ``replanning_threshold``: the call numbered cap+1 ends the episode
+without acting), or the env truncates at 20,000 sim steps. Each finished framing is stored in the
+result store, so an interrupted run resumes.
 
 ``replans`` (one definition for the records, the report and the README) is PARTNR's
-``replanning_count``: the number of LLM planner calls a variant made, the first call and the final
-``Done[]`` call included. With replan cap T (PARTNR's ``replanning_threshold``) a variant makes at
+``replanning_count``: the number of LLM planner calls a framing made, the first call and the final
+``Done[]`` call included. With replan cap T (PARTNR's ``replanning_threshold``) a framing makes at
 most T + 1 calls, so ``replans <= T + 1``. Oracle and script planners make no LLM calls; their
 records hold ``replans = null`` (shown as n/a), never their action count.
 
-Under ``--partnr-compat`` a variant also ends where PARTNR's evaluator would raise (quirk 3); it is
-recorded as PARTNR ingest records a crashed episode (percent complete 0, output ``[crashed] ...``).
-run.json names the evaluation mode (``evaluation``) and counts such variants (``evaluation_errors``).
+Under ``--partnr-compat`` a framing also ends where PARTNR's evaluator would raise (quirk 3: the env
+terminates); it is recorded as PARTNR ingest records a crashed episode (percent complete 0, output
+``[crashed] ...``). run.json names the evaluation mode (``evaluation``) and counts such framings
+(``evaluation_errors``; the records and run.json keep the name ``n_variants`` for the count of
+framings run).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
 from embodied.episodes import read_episodes
 from embodied.evaluation import evaluation_mode
 from embodied.framing import FRAMINGS, frame_instruction, framing_suffix
-from embodied.planners import Planner
+from embodied.planners import Decision, Planner
 from embodied.skills import parse_action
 
 DEFAULT_REPLAN_CAP = 25
@@ -50,46 +52,49 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Framing:
-    """One episode variant in flight: its env, planner session and log."""
+    """One framing of an episode in flight: its env, planner session and log."""
 
     def __init__(self, episode, bias, level, planner, partnr_compat, max_sim_steps):
         self.bias, self.level = bias, level
         self.instruction = frame_instruction(episode["instruction"], episode["info"]["purposes"], bias, level)
         self.env = SymbolicPartnrEnv([episode], partnr_compat=partnr_compat, max_sim_steps=max_sim_steps)
-        world_text, _ = self.env.reset(options={"episode": episode})
+        world_text, info = self.env.reset(options={"episode": episode})
         self.session = planner.open(episode, self.instruction, world_text)
         if getattr(planner, "needs_env", False):  # choice planners read the state for their candidates
             self.session["env"] = self.env
         self.steps: list[dict[str, Any]] = []
         self.result: str | None = None
         self.replans, self.output, self.end = 0, "", ""
-        if self.env.tracker.error is not None:  # compat: PARTNR's evaluator raised on the first state
+        self.sim_steps = info["sim_steps"]
+        if info["evaluation_error"] is not None:  # compat: PARTNR's evaluator raised on the first state
             self.end = EVALUATION_ERROR
 
-    def apply(self, text: str, prompt: Any, uses_cap: bool, replan_cap: int, max_sim_steps: int,
-              extra: dict[str, Any] | None = None) -> None:
-        env = self.env
+    def apply(self, decision: Decision, uses_cap: bool, replan_cap: int) -> None:
+        """Log one planner decision and act on it through ``env.step``; ``end`` is set when the
+        framing ends (``done``, ``replan_cap``, ``evaluation_error``, ``sim_step_limit``)."""
         self.replans += 1
-        self.output = text
-        action = parse_action(text)
-        entry: dict[str, Any] = {"decision": self.replans, "prompt": prompt, "response": text, **(extra or {})}
+        self.output = decision.text
+        action = parse_action(decision.text)
+        entry: dict[str, Any] = {"decision": self.replans, "prompt": decision.prompt, "response": decision.text,
+                                 **(decision.log or {})}
         self.steps.append(entry)
         if not isinstance(action, str) and action.tool == "Done":
+            self.env.step(decision.text)  # terminates: records PARTNR's final state
             entry["action"], self.end = "Done[]", "done"
             return
-        if uses_cap and self.replans > replan_cap:
+        if uses_cap and self.replans > replan_cap:  # the call past the cap does not act
             entry["action"], self.end = None, "replan_cap"
             return
-        before, sim_before = env.world.snapshot(), env.sim_steps
-        if isinstance(action, str):
-            self.result, entry["action"] = action, None
-        else:
-            self.result, entry["action"] = env.execute(action), f"{action.tool}[{action.args}]"
-        entry.update(result=self.result, sim_steps=env.sim_steps - sim_before,
-                     state_change=_changes(before, env.world.snapshot()))
-        if env.tracker.error is not None:
+        before = self.env.world.snapshot()
+        _, _, terminated, truncated, info = self.env.step(decision.text)
+        self.result = info["response"]  # a skill's result, or why the text is not an action
+        entry["action"] = None if isinstance(action, str) else f"{action.tool}[{action.args}]"
+        entry.update(result=self.result, sim_steps=info["sim_steps"] - self.sim_steps,
+                     state_change=_changes(before, self.env.world.snapshot()))
+        self.sim_steps = info["sim_steps"]
+        if terminated:  # not Done: PARTNR's evaluator would have raised (compat)
             self.end = EVALUATION_ERROR
-        elif env.sim_steps >= max_sim_steps:
+        elif truncated:
             self.end = "sim_step_limit"
 
     def finish(self, episode: dict[str, Any], planner: Planner) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -107,23 +112,24 @@ class _Framing:
         return fields, log
 
 
-def run_framings(episode: dict[str, Any], variants: list[tuple[str, str]], planner: Planner,
+def run_framings(episode: dict[str, Any], framings: list[tuple[str, str]], planner: Planner,
                  replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
                  max_sim_steps: int = MAX_SIM_STEPS,
                  on_round: Callable[[int, int], None] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Run variants of one episode in lockstep (one batched planner call per round).
+    """Run framings (bias, level) of one episode in lockstep (one batched planner call per round);
+    return (result fields, full log) per framing.
 
     ``on_round(decisions, finished)`` fires after every round: the planner decisions it made and
-    the variants that ended in it (for live progress)."""
-    runs = [_Framing(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in variants]
+    the framings that ended in it (for live progress)."""
+    runs = [_Framing(episode, b, lv, planner, partnr_compat, max_sim_steps) for b, lv in framings]
     active = [r for r in runs if not r.end]
     if on_round is not None and len(active) < len(runs):  # ended on the first state (compat error)
         on_round(0, len(runs) - len(active))
     while active:
         decisions = planner.decide([r.session for r in active], [r.result for r in active],
                                    [r.env.world.describe_objects() for r in active])
-        for run_, (text, prompt, *extra) in zip(active, decisions, strict=True):
-            run_.apply(text, prompt, planner.uses_cap, replan_cap, max_sim_steps, *extra)
+        for run_, decision in zip(active, decisions, strict=True):
+            run_.apply(Decision(*decision), planner.uses_cap, replan_cap)
         still = [r for r in active if not r.end]
         if on_round is not None:
             on_round(len(active), len(active) - len(still))
@@ -134,7 +140,7 @@ def run_framings(episode: dict[str, Any], variants: list[tuple[str, str]], plann
 def run_framing(episode: dict[str, Any], bias: str, level: str, planner: Planner,
                 replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
                 max_sim_steps: int = MAX_SIM_STEPS) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run one episode variant; return (result fields, full log)."""
+    """Run one framing of an episode; return (result fields, full log)."""
     return run_framings(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
 
 
@@ -146,7 +152,7 @@ def run_identity(planner: str, episodes_file: Path, **settings: Any) -> dict[str
 
 
 def run_settings(planner: Planner, replan_cap: int, partnr_compat: bool) -> dict[str, Any]:
-    """Everything besides the planner fingerprint that determines a variant's result (part of its key)."""
+    """Everything besides the planner fingerprint that determines a framing's result (part of its key)."""
     return {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
             **planner.settings()}
 
@@ -162,10 +168,10 @@ def embodied_run_id(planner: str, fingerprint: str, dataset_hash: str, settings:
 
 def episode_keys(episode: dict[str, Any], fingerprint: str,
                  settings: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """Per variant item id: (store key, framed instruction).
+    """Per framing's item id: (store key, framed instruction).
 
     The key is ``result_key(fingerprint, iid, {"instruction": framed, "episode": episode}, settings)``;
-    the episode's JSON (the bulk of that prompt) is serialised once for all 7 variants."""
+    the episode's JSON (the bulk of that prompt) is serialised once for all 7 framings."""
     from framebench.store import key_from_prompt_hash, sha256, stable_json
 
     keys, framed = {}, {}
@@ -183,10 +189,10 @@ def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path
                 on_round: Callable[[int, int], None] | None = None,
                 on_stored: Callable[[int], None] | None = None,
                 keys: dict[str, str] | None = None) -> tuple[dict[str, dict[str, Any]], int]:
-    """Run the variants of one episode the store lacks, storing each as it finishes (its log goes to
-    ``out/episodes``). ``on_stored(n)`` hears how many variants the store already held; ``keys``
+    """Run the framings of one episode the store lacks, storing each as it finishes (its log goes to
+    ``out/episodes``). ``on_stored(n)`` hears how many framings the store already held; ``keys``
     are the episode's store keys when the caller has them (from :func:`episode_keys`).
-    Returns ({item id: result fields} for all 7 variants, how many were run)."""
+    Returns ({item id: result fields} for all 7 framings, how many were run)."""
     from framebench.paths import child_path
     from framebench.runinfo import write_json_atomic
 
@@ -212,7 +218,7 @@ def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path
 def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
         identity: dict[str, Any] | None = None, parsed: list[dict[str, Any]] | None = None) -> Path:
-    """Run every episode x variant; write records, per-variant logs, run.json and prompts.jsonl.
+    """Run every episode x framing; write records, per-framing logs, run.json and prompts.jsonl.
     ``parsed``: the episode file's episodes when the caller has already read them."""
     from embodied.suite import episode_row
     from framebench.console import ProgressReporter

@@ -81,6 +81,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     from framebench.errors import UserError
     from framebench.executors import check_executor
     from framebench.registry import build_engine
+    from framebench.simulation import SimulationSettings
 
     sim = build_engine(simulator, "simulator")
     remote = None
@@ -89,9 +90,9 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
             raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; "
                             "use --executor local")
         remote = partial(sim.ray_runner(), ray_address=ray_address, workers=ray_workers)
-    return sim.run(planner, Path(episodes), Path(out), replan_cap=replan_cap,
-                   max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
-                   model_args=dict(model_args or {}), progress=progress, force=force, remote=remote)
+    settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens,
+                                  partnr_compat=partnr_compat, limit=limit, model_args=dict(model_args or {}))
+    return sim.run(planner, Path(episodes), Path(out), settings, progress=progress, force=force, remote=remote)
 
 
 @dataclass

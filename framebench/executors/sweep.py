@@ -160,11 +160,15 @@ def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int 
             concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
             conditions=run.condition or None, progress=progress, **cluster)
         return
+    from framebench.simulation import SimulationSettings
+
     sim = build_engine("symbolic", "simulator")
     remote = partial(sim.ray_runner(), **cluster) if executor == "ray" else None
-    sim.run(run.spec, run.data, run.out, replan_cap=opts.get("replan_cap", 25),
-            max_new_tokens=opts.get("max_new_tokens", 64), partnr_compat=False, limit=opts.get("limit"),
-            model_args={}, progress=progress, remote=remote)
+    defaults = SimulationSettings()
+    settings = SimulationSettings(replan_cap=opts.get("replan_cap", defaults.replan_cap),
+                                  max_new_tokens=opts.get("max_new_tokens", defaults.max_new_tokens),
+                                  limit=opts.get("limit"))
+    sim.run(run.spec, run.data, run.out, settings, progress=progress, remote=remote)
 
 
 def run_sweep(plan: Plan, report: Any, progress: bool = True, echo=print) -> list[Path]:
