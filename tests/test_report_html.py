@@ -144,11 +144,11 @@ def test_drilldown_caps_contexts_and_keeps_every_variant():
     finance_mc = next(g for g in groups if g.title == "openai:gpt-4.1-mini · finance · mc")
     assert finance_mc.total == 5 and finance_mc.omitted == 2
     assert [c.context_id for c in finance_mc.contexts] == ["finance-000", "finance-001", "finance-002"]
-    assert all(len(c.variants) == 1 + 9 + 27 for c in finance_mc.contexts)
+    assert all(len(c.rows) == 1 + 9 + 27 for c in finance_mc.contexts)
     binary = next(g for g in groups if g.title.endswith("law_hearsay · binary"))
-    assert all(len(c.variants) == 18 + 36 for c in binary.contexts)
+    assert all(len(c.rows) == 18 + 36 for c in binary.contexts)
     episodes = next(g for g in groups if g.title.endswith("robotics · episode"))
-    assert episodes.total == 4 and episodes.omitted == 1 and len(episodes.contexts[0].variants) == 7
+    assert episodes.total == 4 and episodes.omitted == 1 and len(episodes.contexts[0].rows) == 7
     assert "percent_complete" in episodes.columns and "success" in episodes.columns
 
 
@@ -157,10 +157,10 @@ def test_drilldown_rows_show_record_values_in_order():
     prompts = {item: f"PROMPT for {item}" for item in records["item_id"]}
     group = next(g for g in drilldown(records, prompts) if g.title.endswith("finance · mc"))
     (context,) = group.contexts
-    first = context.variants[0]
+    first = context.rows[0]
     cells = dict(zip(group.columns, (c.text for c in first.cells), strict=True))
     assert cells["bias"] == "neutral"  # neutral first, then correct, then incorrect
-    assert [v.cells[group.columns.index("bias")].text for v in context.variants[1:10]] == ["correct"] * 9
+    assert [v.cells[group.columns.index("bias")].text for v in context.rows[1:10]] == ["correct"] * 9
     assert first.question == f"PROMPT for {cells['item_id']}"
     record = records[records["item_id"] == cells["item_id"]].iloc[0]
     assert first.output == record["output"]

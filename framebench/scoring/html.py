@@ -57,7 +57,9 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class VariantView:
+class RecordRow:
+    """One record's row of the drill-down: its cells, the question asked and the output."""
+
     cells: list[Cell]
     question: str
     output: str
@@ -68,7 +70,7 @@ class ContextView:
     context_id: str
     summary: str
     status: str  # "pass", "fail" or "" (css class of the summary)
-    variants: list[VariantView]
+    rows: list[RecordRow]
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,8 @@ def _suite(name: str):
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
                   prompts: Mapping[str, str]) -> ContextView:
     columns = drilldown_columns(suite)
-    variants = [
-        VariantView(
+    rows = [
+        RecordRow(
             cells=[format_cell(c, record.get(c)) for c in columns],
             question=str(prompts.get(str(record["item_id"]), "")),
             output="" if _missing(record.get("output")) else str(record["output"]),
@@ -133,7 +135,7 @@ def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
         for record in records
     ]
     summary, status = _suite(suite).context_summary(records)
-    return ContextView(str(context_id), summary, status, variants)
+    return ContextView(str(context_id), summary, status, rows)
 
 
 def select_contexts(records: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -148,7 +150,7 @@ def select_contexts(records: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, pd
 
 
 def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows sorted by group (model, suite, task, format), context id, then variant."""
+    """Rows sorted by group (model, suite, task, format), context id, then ``ROW_ORDER``."""
     order = suite_order()
     suite_rank = {s: i for i, s in enumerate(order)}
     from framebench.scoring.report import task_order
