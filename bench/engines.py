@@ -9,6 +9,15 @@ Engines (each timed over the same FramingQA items; binary items get 8 new tokens
                    with only torch + transformers it is the same backend calls the runner makes.
 * ``vllm``         ``vllm:`` (in-process vLLM) when ``import vllm`` works
 
+Constrained answers (``--answer constrained``: each allowed answer's probability; skip with
+``--no-constrained``), timed on the same items in calls of whole contexts as the runner sends them:
+
+* ``framebench-constrained`` ``hf:``'s ``answer_probabilities`` on a backend that has not generated
+  these prompts (its first-step memory cleared, so the prompts are really run)
+* ``vllm-constrained``       ``vllm:``'s (one ``max_tokens=1`` request per prompt, the allowed tokens'
+                             log-probabilities); its table row gives the largest probability
+                             difference to ``hf:`` and how many picked answers are the same
+
 For each: items/s, ratio to naive and to the best lm-eval batch size, the share of parsed answers
 identical to naive, peak memory, and the compute limit: the FLOPs that must be spent anyway (each
 context's shared prefix prefilled once, every remaining prompt token, every generated token, with
@@ -61,10 +70,12 @@ def read_items(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def pick_items(items: list[dict], context: str | None, all_items: bool) -> list[dict]:
+def pick_items(items: list[dict], context: str | None, all_items: bool, task: str | None = None) -> list[dict]:
     items = [it for it in items if it.get("suite") == "framingqa" and it["format"] in ("binary", "mc")]
     if all_items:
         return items
+    if task:
+        return [it for it in items if it["task"] == task]
     context = context or next(it["context_id"] for it in items if it["task"] == "law_issue_spotting")
     return [it for it in items if it["context_id"] == context]
 
@@ -162,13 +173,48 @@ def framebench_engine(backend, items, chats, decodings, tmp: Path, tag: str):
     return outputs, "backend.generate (runner dependencies not installed)"
 
 
+def constrained_calls(items: list[dict], size: int) -> list[list[dict]]:
+    """Whole contexts per call of about ``size`` items, as the runner packs them."""
+    by_context: dict[str, list[dict]] = {}
+    for it in items:
+        by_context.setdefault(it["context_id"], []).append(it)
+    calls: list[list[dict]] = [[]]
+    for group in by_context.values():
+        if calls[-1] and len(calls[-1]) + len(group) > size:
+            calls.append([])
+        calls[-1].extend(group)
+    return [c for c in calls if c]
+
+
+def constrained_engine(backend, items, chats) -> dict[str, dict[str, float]]:
+    """``answer_probabilities`` over every item, in the runner's calls (``call_size`` or 256)."""
+    from framebench.backends.constrained import allowed_answers
+
+    if hasattr(backend, "_first_step"):
+        backend._first_step.clear()  # hf: keeps first-step answer log-probs of what it generated
+    probs = {}
+    for call in constrained_calls(items, getattr(backend, "call_size", None) or 256):
+        choices = [allowed_answers(it["format"], len(it.get("options") or [])) for it in call]
+        found = backend.answer_probabilities([chats[it["item_id"]] for it in call], choices)
+        probs.update(zip((it["item_id"] for it in call), found, strict=True))
+    return probs
+
+
+def compare_probs(got: dict, want: dict) -> dict:
+    from framebench.backends.constrained import pick
+
+    diff = max(abs(got[i][a] - want[i][a]) for i in want for a in want[i])
+    same = sum(pick(got[i]) == pick(want[i]) for i in want)
+    return {"max_prob_diff": diff, "identical_answers": f"{same}/{len(want)}"}
+
+
 # ---- accounting ---------------------------------------------------------------------------
 def work_flops(backend, items, chats, outputs) -> dict:
     """FLOPs that any engine must spend: each context's shared prefix once, every other prompt
     token, every generated token (the answer plus its eos, within the budget); matmuls at 2 FLOPs
     per weight, attention at 4 * layers * heads * head_dim per (query, key) pair, logits only at
     the positions that produce a token."""
-    from framebench.backends.hf import group_by_shared_prefix
+    from framebench.backends.prefix_groups import group_by_shared_prefix
 
     model, cfg = backend.model, backend.model.config
     ids = [it["item_id"] for it in items]
@@ -248,10 +294,14 @@ def main() -> None:
     ap.add_argument("--items", type=Path, default=DEMO)
     ap.add_argument("--context", help="context_id (default: the first law_issue_spotting context)")
     ap.add_argument("--all-items", action="store_true", help="every FramingQA item instead of one context")
+    ap.add_argument("--task", help="every item of one task (e.g. law_issue_spotting) instead of one context")
     ap.add_argument("--naive-every", type=int, default=1, help="time the naive engine on every k-th item")
     ap.add_argument("--lmeval-batches", default="64,256,1024")
     ap.add_argument("--framebench-batches", default="auto", help="comma-separated --batch-size values")
     ap.add_argument("--no-vllm", action="store_true")
+    ap.add_argument("--no-constrained", action="store_true", help="skip the constrained-answer engines")
+    ap.add_argument("--vllm-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra vllm.LLM option (e.g. enforce_eager=true), repeatable")
     ap.add_argument("--peak-tflops", type=float, help="device peak for the compute limit (default: looked up)")
     ap.add_argument("--json-out", type=Path, help="also write the JSON result here")
     args = ap.parse_args()
@@ -263,7 +313,7 @@ def main() -> None:
     from text_eval.prompts import decoding_for, render_chat
 
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    items = pick_items(read_items(args.items), args.context, args.all_items)
+    items = pick_items(read_items(args.items), args.context, args.all_items, args.task)
     if args.random_init:
         backend = random_init_backend(args.random_init, args.tokenizer, args.dtype, "auto")
     else:
@@ -309,12 +359,16 @@ def main() -> None:
             timed(f"framebench-{value}", lambda v=value: framebench_engine(backend, items, chats, decodings,
                                                                            Path(tmp), v), len(items))
         backend.batch_size = "auto"
+        constrained: dict[str, dict] = {}
+        if not args.no_constrained:
+            result = timed("framebench-constrained", lambda: constrained_engine(backend, items, chats), len(items))
+            constrained["framebench-constrained"] = runs.pop("framebench-constrained") | {"probs": result["outputs"]}
         for value in args.lmeval_batches.split(","):
             if value:
                 timed(f"lmeval-{value}", lambda v=int(value): lmeval_engine(backend, items, chats, decodings, v),
                       len(items))
         vllm_note = "skipped (--no-vllm)" if args.no_vllm else vllm_run(args, backend, items, chats, decodings,
-                                                                         timed, Path(tmp))
+                                                                         timed, Path(tmp), constrained, runs)
 
     naive = runs["naive"]["outputs"]
 
@@ -353,8 +407,21 @@ def main() -> None:
           f"{work['naive_tokens']}) at {peak / 1e12:.2f} TFLOP/s ({peak_note})" if limit else
           f"compute limit: unknown ({peak_note})")
     print(f"vllm: {vllm_note}")
+    constrained_table = []
+    reference = constrained.get("framebench-constrained", {}).get("probs")
+    for name, run in constrained.items():
+        row = {"engine": name, **{k: v for k, v in run.items() if k not in ("outputs", "probs")}}
+        if reference is not None and name != "framebench-constrained":
+            row.update(compare_probs(run["probs"], reference))
+        constrained_table.append(row)
+    if constrained_table:
+        print(f"\n{'constrained':<24} {'items/s':>9} {'same picks as hf:':>18} {'max |dP|':>10}")
+        for row in constrained_table:
+            diff = f"{row['max_prob_diff']:.1e}" if "max_prob_diff" in row else "-"
+            print(f"{row['engine']:<24} {row['items_per_s']:9.2f} {row.get('identical_answers', '-'):>18} {diff:>10}")
     result = {"model": backend.spec, "dtype": str(backend.model.dtype), "device": dev, "items": len(items),
-              "naive_items": len(naive_items), "engines": table, "work": work,
+              "naive_items": len(naive_items), "engines": table, "constrained": constrained_table,
+              "work": work,
               "peak_flops": peak, "peak_note": peak_note,
               "compute_limit_items_per_s": round(limit, 2) if limit else None, "vllm": vllm_note}
     print(json.dumps(result))
@@ -362,8 +429,9 @@ def main() -> None:
         args.json_out.write_text(json.dumps(result, indent=1) + "\n")
 
 
-def vllm_run(args, backend, items, chats, decodings, timed, tmp: Path) -> str:
-    """Time ``vllm:`` on the same model when vLLM imports (a random-init model is saved first)."""
+def vllm_run(args, backend, items, chats, decodings, timed, tmp: Path, constrained: dict, runs: dict) -> str:
+    """Time ``vllm:`` on the same model when vLLM imports (a random-init model is saved first):
+    its start-up, generation, and (unless --no-constrained) constrained answers."""
     try:
         import vllm  # noqa: F401
     except ImportError as exc:
@@ -376,18 +444,34 @@ def vllm_run(args, backend, items, chats, decodings, timed, tmp: Path) -> str:
         backend.tokenizer.save_pretrained(model_dir)
     else:
         model_dir = backend.model_dir
+    from framebench.registry import engines
+
     options = {"gpu_memory_utilization": 0.5} if backend.device.type == "cuda" else {}
+    extra = dict(pair.split("=", 1) for pair in args.vllm_option)
+    options.update(engines()["vllm"].check_options({k: v for k, v in extra.items()
+                                                    if engines()["vllm"].option(k)}))
+    options.update({k: v for k, v in extra.items() if not engines()["vllm"].option(k)})
+    t0 = time.perf_counter()
     engine = VLLMBackend(str(model_dir), dtype=str(backend.model.dtype).removeprefix("torch."), **options)
+    startup = time.perf_counter() - t0
+    print(f"  vllm start-up      {startup:9.1f} s", flush=True)
 
     def run():
         outputs = {}
         for fmt, decoding in decodings.items():
-            ids = [it["item_id"] for it in items if it["format"] == fmt]
-            outputs.update(zip(ids, engine.generate([chats[i] for i in ids], decoding), strict=True))
+            chosen = [it for it in items if it["format"] == fmt]
+            for call in constrained_calls(chosen, engine.call_size):
+                ids = [it["item_id"] for it in call]
+                outputs.update(zip(ids, engine.generate([chats[i] for i in ids], decoding), strict=True))
         return outputs
 
     timed("vllm", run, len(items))
-    return "measured"
+    runs["vllm"]["startup_s"] = round(startup, 1)
+    if not args.no_constrained:
+        result = timed("vllm-constrained", lambda: constrained_engine(engine, items, chats), len(items))
+        constrained["vllm-constrained"] = runs.pop("vllm-constrained") | {"probs": result["outputs"],
+                                                                          "startup_s": round(startup, 1)}
+    return f"measured (start-up {startup:.1f} s, calls of {engine.call_size})"
 
 
 if __name__ == "__main__":

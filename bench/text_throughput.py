@@ -46,7 +46,7 @@ def token_ceiling(backend, items: list[dict], records) -> dict:
     (each group's prefix once, every suffix, the padding between them, the generated tokens).
     Where the matrix multiplications dominate (a CPU), the speedup tracks this ratio; the naive path
     additionally pays a full weight pass per generated token, which batching shares."""
-    from framebench.backends.hf import group_by_shared_prefix
+    from framebench.backends.prefix_groups import group_by_shared_prefix
     from text_eval.prompts import decoding_for, render_chat
 
     naive = fast = prefixes = suffixes = padding = generated = 0

@@ -24,7 +24,7 @@ from typing import Any
 from embodied.planners import Decision, Planner
 from embodied.skills import SUCCESS, Action, SkillExecutor
 from embodied.world import World
-from framebench.errors import UserError
+from framebench.backends.base import ScoresContinuations, require
 
 PROMPT_VERSION = "choice-v4"
 SYSTEM_PROMPT = """You are a household robot. You list the steps that complete the task, one per line.
@@ -166,23 +166,21 @@ def plan_prefix(steps: list[str]) -> str:
     return f"Steps:\n{done}{len(steps) + 1}."
 
 
+def check_model_spec(model: str) -> None:
+    """Before the model loads: its engine declares that it scores continuations."""
+    from framebench.registry import require_capability
+
+    require_capability(model, "score_continuations", f"--planner choice:{model}")
+
+
 class ChoicePlanner(Planner):
     uses_cap = True
     needs_env = True  # the runner puts the framing's env into the session (state for candidates)
 
-    def __init__(self, backend: Any):
-        if not hasattr(backend, "score_continuations"):
-            raise UserError(f"--planner choice:{backend.spec}: this backend cannot score candidates "
-                            "(use an hf: model or smollm2)")
-        import inspect
-
+    def __init__(self, backend: ScoresContinuations):
+        require(backend, "score_continuations", f"--planner choice:{getattr(backend, 'spec', '?')}")
         self.backend = backend
         self.spec = f"choice:{backend.spec}"
-        self.keeps_states = "states" in inspect.signature(backend.score_continuations).parameters
-
-    def _states(self, sessions) -> dict[str, Any]:
-        """Per-session KV-cache states for backends that reuse a growing prompt's cache."""
-        return {"states": [s["kv"] for s in sessions]} if self.keeps_states else {}
 
     def fingerprint(self) -> str:
         return f"choice:{self.backend.fingerprint()}|{PROMPT_VERSION}"
@@ -218,7 +216,7 @@ class ChoicePlanner(Planner):
         prefixes = [plan_prefix(s["steps"]) for s in sessions]
         scores = self.backend.score_continuations(
             chats, [[" " + d for d in row] for row in described], assistant_prefixes=prefixes,
-            **self._states(sessions))
+            states=[s["kv"] for s in sessions])
         out = []
         for session, chat, prefix, cands, words, row in zip(sessions, chats, prefixes, candidates, described,
                                                             scores, strict=True):

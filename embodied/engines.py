@@ -18,9 +18,10 @@ def _oracle(arg: str):
 
 
 def _choice(arg: str, **options):
-    from embodied.choice_planner import ChoicePlanner
+    from embodied.choice_planner import ChoicePlanner, check_model_spec
     from framebench.registry import build_engine
 
+    check_model_spec(arg)
     return ChoicePlanner(build_engine(arg, "model", options))
 
 

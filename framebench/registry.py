@@ -47,6 +47,8 @@ DEVICES = ("cpu", "gpu", "remote")
 # What a model engine's backends can do (declared, not probed): free generation, scoring a set of
 # allowed answers (``--answer constrained``), scoring continuations (the choice planner).
 CAPABILITIES = ("generate", "score_answers", "score_continuations")
+CAPABILITY_WORDS = {"generate": "generate text", "score_answers": "score allowed answers",
+                    "score_continuations": "score continuations"}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -231,6 +233,17 @@ def engine_for(spec: str, kind: str) -> Engine:
     if engine is None:
         known = ", ".join(e.usage() for e in engines_of(kind).values())
         raise UserError(f"unknown {kind} spec {spec!r}: use {known}")
+    return engine
+
+
+def require_capability(spec: str, capability: str, needed_by: str) -> Engine:
+    """The model engine ``spec`` names, refused in one line (before any model loads) when it does
+    not declare ``capability``: the line names the engine, what it lacks and who needs it."""
+    engine = engine_for(spec, "model")
+    if capability not in engine.capabilities:
+        able = [e.usage() for e in engines_of("model").values() if capability in e.capabilities]
+        raise UserError(f"{needed_by}: engine {engine.name!r} cannot {CAPABILITY_WORDS[capability]} "
+                        f"(use {', '.join(able) or 'an engine that declares it'})")
     return engine
 
 

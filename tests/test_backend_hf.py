@@ -8,7 +8,9 @@ import pytest
 
 from framebench.backends import load_backend
 from framebench.backends.base import Decoding
-from framebench.backends.hf import HFBackend, group_by_shared_prefix
+from framebench.backends.hf import HFBackend
+from framebench.backends.kv_cache import cache_kwarg
+from framebench.backends.prefix_groups import group_by_shared_prefix
 
 CONTEXTS = [
     "The tenant sued the landlord. The bank charged an overdraft fee. The robot placed the cup on the table.",
@@ -97,7 +99,7 @@ def test_prefix_reuse_really_shares_the_prefix(tiny, monkeypatch):
 
     def spy(*args, **kwargs):
         ids = kwargs.get("input_ids")
-        cache = kwargs.get("cache")
+        cache = kwargs.get(cache_kwarg(tiny.model))
         calls.append((tuple(ids.shape), 0 if cache is None else cache.get_seq_length()))
         return original(*args, **kwargs)
 

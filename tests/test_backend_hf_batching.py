@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from framebench.backends.base import Decoding
-from framebench.backends.hf import HFBackend, group_by_shared_prefix
+from framebench.backends.hf import HFBackend
+from framebench.backends.kv_cache import cache_kwarg
+from framebench.backends.prefix_groups import group_by_shared_prefix
 
 CONTEXTS = [
     "The tenant sued the landlord. The bank charged an overdraft fee. The robot placed the cup on the table.",
@@ -101,7 +103,7 @@ def test_mixed_batches_feed_each_prefix_once(mixed, monkeypatch):
 
     def spy(*args, **kwargs):
         ids, mask = kwargs.get("input_ids"), kwargs.get("attention_mask")
-        cache = kwargs.get("cache")
+        cache = kwargs.get(cache_kwarg(mixed.model))
         calls.append((tuple(ids.shape), 0 if cache is None else cache.get_seq_length(),
                       None if mask is None else mask[:, 0].tolist()))
         return original(*args, **kwargs)

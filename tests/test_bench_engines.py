@@ -31,3 +31,5 @@ def test_engines_bench_on_tiny_model(tiny_llama_dir, tmp_path):
     work = result["work"]
     assert 0 < work["prefill_tokens"] < work["naive_tokens"]  # the shared context is counted once
     assert result["compute_limit_items_per_s"] > 0 and result["vllm"] == "skipped (--no-vllm)"
+    constrained = {row["engine"]: row for row in result["constrained"]}
+    assert set(constrained) == {"framebench-constrained"} and constrained["framebench-constrained"]["items"] == 6

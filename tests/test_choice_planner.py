@@ -72,7 +72,11 @@ class OracleScorer:
     def fingerprint(self):
         return "fake"
 
-    def score_continuations(self, chats, continuations, assistant_prefixes=None, per_token=False):
+    def info(self):
+        return {}
+
+    def score_continuations(self, chats, continuations, assistant_prefixes=None, per_token=False,
+                            states=None):
         self.calls.append(len(chats))
         out = []
         for prefix, cands in zip(assistant_prefixes, continuations, strict=True):
@@ -151,7 +155,7 @@ def test_choice_needs_a_scoring_backend():
     from framebench.backends import load_backend
     from framebench.errors import UserError
 
-    with pytest.raises(UserError, match="cannot score candidates"):
+    with pytest.raises(UserError, match="cannot score continuations"):
         ChoicePlanner(load_backend("baseline:always-yes"))
 
 

@@ -11,9 +11,9 @@ from framebench.backends.choice_scoring import (
     continuation_logprobs,
     continuation_logprobs_naive,
     drop_extended,
-    prefix_groups,
 )
 from framebench.backends.constrained import normalise, pick, surface_forms
+from framebench.backends.prefix_groups import group_by_shared_prefix
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_tiny_packing_and_batching_match_the_naive_reference(tiny):
                [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 30, 31],
                [40, 41]]
     conts = [[[50], [51, 52, 53]], [[50], [60]], [[70, 71], [72]]]
-    assert prefix_groups(prompts, min_prefix=16) == [(16, [0, 1]), (0, [2])]
+    assert group_by_shared_prefix(prompts, min_prefix=16) == [(16, [0, 1]), (0, [2])]
     fast = continuation_logprobs(tiny.model, prompts, conts, pad_id=tiny.pad_id, max_packed_tokens=2)
     slow = continuation_logprobs_naive(tiny.model, prompts, conts)
     for a, b in zip(fast, slow, strict=True):

@@ -17,11 +17,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from framebench.errors import UserError
-from framebench.registry import suite
+from framebench.backends.base import require
+from framebench.registry import require_capability, suite
 from framebench.suite import Job
 
 SCORING_VERSION = "constrained-v1"
+DEFAULT_CALL_SIZE = 256
 ANSWER_SUFFIX = "\nANSWER:"
 _ANSWER_TAG = re.compile(r"\banswer\s*:", re.IGNORECASE)
 
@@ -34,10 +35,17 @@ def needs_reasoning(job: Job) -> bool:
     return suite(job.item["suite"]).reasons_first(job)
 
 
+NEEDED_BY = "--answer constrained"
+
+
+def check_engine(spec: str) -> None:
+    """Before any model loads: the engine ``spec`` names declares that it scores answers."""
+    require_capability(spec, "score_answers", NEEDED_BY)
+
+
 def check_backend(backend: Any) -> None:
-    if not hasattr(backend, "answer_probabilities"):
-        raise UserError(f"{backend.spec}: this engine cannot score answers (--answer constrained); "
-                        "use hf:, smollm2, vllm: or an openai: server that returns logprobs")
+    """A built backend (e.g. one passed to the API) implements ``ScoresAnswers``."""
+    require(backend, "score_answers", NEEDED_BY)
 
 
 def scoring_settings(job: Any) -> dict[str, Any]:
@@ -60,12 +68,14 @@ def answer_prefix(reasoning: str) -> str:
 
 def score_jobs(backend: Any, jobs: list[Any], store: Any, reasoning_key: Callable[[Any], str],
                generate: Callable[[list[Any]], None], on_done: Callable[[list[Any]], None],
-               call_size: int = 256, reasoning_stores: Sequence[Any] = ()) -> None:
+               call_size: int | None = None, reasoning_stores: Sequence[Any] = ()) -> None:
     """Fill ``job.probs`` for every job (``job.output`` holds the reasoning where one is needed),
     storing each call's results as soon as it is scored. Reasoning is looked up in ``store``, then
     in ``reasoning_stores`` (other runs' stores: the key pins model, item, prompt and decoding),
-    and generated only where none has it."""
+    and generated only where none has it. Calls hold ``call_size`` jobs (default: the backend's
+    declared ``call_size``, else ``DEFAULT_CALL_SIZE``)."""
     check_backend(backend)
+    call_size = call_size or getattr(backend, "call_size", None) or DEFAULT_CALL_SIZE
     reasoning = [j for j in jobs if needs_reasoning(j)]
     if reasoning:
         found: dict[str, Any] = {}

@@ -224,6 +224,11 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
         raise UserError(f"--answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
     if reasoning_from and answer != "constrained":
         raise UserError("--reasoning-from applies to --answer constrained only")
+    if answer == "constrained" and backend is None:
+        from framebench.backends import DEFAULT_MODEL
+        from text_eval.constrained import check_engine
+
+        check_engine(model or DEFAULT_MODEL)  # before reading data or loading any model
     data, out = Path(data), check_out_folder(Path(out))
     items_path = data / ITEMS_FILE if data.is_dir() else data
     every = select_items(read_items(items_path), tasks, formats, None)

@@ -26,7 +26,7 @@ class Decoding:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Generate one completion per chat, deterministically for greedy decoding."""
+    """What every model backend has: its spec and its identity for the result store."""
 
     spec: str
 
@@ -38,11 +38,56 @@ class Backend(Protocol):
         """Extra identity fields for run.json (e.g. ``chat_template_hash``)."""
         ...
 
+
+# The capabilities (``framebench.registry.CAPABILITIES``), one protocol each. An engine declares
+# which its backends implement (``Engine.capabilities``), so a request it cannot serve is refused
+# before any model loads; ``require`` checks a built backend against the same protocols.
+@runtime_checkable
+class Generates(Backend, Protocol):
+    """Free generation: one completion per chat, deterministically for greedy decoding."""
+
     def generate(self, chats: list[Chat], decoding: Decoding,
                  on_batch: Callable[[list[int], list[str]], None] | None = None) -> list[str]:
         """One completion per chat, in order; ``on_batch(indices, texts)`` may report finished
         parts early (the runner stores them at once, so a killed run resumes there)."""
         ...
+
+
+@runtime_checkable
+class ScoresAnswers(Backend, Protocol):
+    """Constrained answers: ``P(answer)`` over each chat's allowed answers
+    (``framebench.backends.constrained``), scored after ``assistant_prefixes[i]`` when given."""
+
+    def answer_probabilities(self, chats: list[Chat], choices: list[Sequence[str]],
+                             assistant_prefixes: list[str] | None = None) -> list[dict[str, float]]:
+        ...
+
+
+@runtime_checkable
+class ScoresContinuations(Backend, Protocol):
+    """The choice planner's scores: the sum of each continuation's token log-probabilities after
+    each chat. ``states`` (one dict per chat, kept by the caller across calls) lets a backend reuse
+    a growing prompt's KV cache; a backend that cannot may ignore it."""
+
+    def score_continuations(self, chats: list[Chat], continuations: list[list[str]],
+                            assistant_prefixes: list[str] | None = None, per_token: bool = False,
+                            states: list[dict] | None = None) -> list[list[float]]:
+        ...
+
+
+PROTOCOLS: dict[str, type] = {"generate": Generates, "score_answers": ScoresAnswers,
+                              "score_continuations": ScoresContinuations}
+
+
+def require(backend: Any, capability: str, needed_by: str) -> None:
+    """Refuse (a user error, one line) a built backend that does not implement ``capability``
+    (``framebench.registry.require_capability`` refuses an engine before it loads)."""
+    from framebench.errors import UserError
+    from framebench.registry import CAPABILITY_WORDS
+
+    if not isinstance(backend, PROTOCOLS[capability]):
+        spec = getattr(backend, "spec", type(backend).__name__)
+        raise UserError(f"{needed_by}: backend {spec!r} cannot {CAPABILITY_WORDS[capability]}")
 
 
 def decode_until_stop(tokenizer: Any, tokens: Sequence[int], eos_ids: Iterable[int],

@@ -21,41 +21,18 @@ float rounding; ``continuation_logprobs_naive`` is that reference):
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
-MIN_SHARED_PREFIX = 16
+from framebench.backends.kv_cache import new_cache, repeated, with_cache
+from framebench.backends.prefix_groups import (
+    MIN_SHARED_PREFIX,
+    common_prefix_len,
+    group_by_shared_prefix,
+)
+
 MAX_BATCH_ROWS = 8
 MAX_PACKED_TOKENS = 512
-
-
-def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def prefix_groups(prompts: list[list[int]], min_prefix: int = MIN_SHARED_PREFIX) -> list[tuple[int, list[int]]]:
-    """``[(prefix_len, member indices)]``: neighbours in sorted order whose shared prefix with the
-    group's first member is at least ``min_prefix`` form a group; a prefix always leaves each
-    member at least one token of its own (0 = no shared prefix)."""
-    order = sorted(range(len(prompts)), key=lambda i: prompts[i])
-    groups: list[tuple[int, list[int]]] = []
-    for i in order:
-        if groups:
-            plen, members = groups[-1]
-            first = prompts[members[0]]
-            shared = min(common_prefix_len(first, prompts[i]), len(first) - 1, len(prompts[i]) - 1)
-            merged = shared if len(members) == 1 else min(plen, shared)
-            if merged >= min_prefix:
-                members.append(i)
-                groups[-1] = (merged, members)
-                continue
-        groups.append((0, [i]))
-    return groups
 
 
 def continuation_logprobs(model: Any, prompts: list[list[int]], continuations: list[list[list[int]]],
@@ -75,14 +52,12 @@ def continuation_logprobs(model: Any, prompts: list[list[int]], continuations: l
     results: list[list[float]] = [[0.0] * len(c) for c in continuations]
     device = next(model.parameters()).device
     with torch.inference_mode():
-        for prefix_len, members in prefix_groups(prompts, min_prefix):
+        for prefix_len, members in group_by_shared_prefix(prompts, min_prefix):
             prefix_cache = None
             if prefix_len > 0:
-                from transformers import DynamicCache
-
-                prefix_cache = DynamicCache(config=model.config)
+                prefix_cache = new_cache(model)
                 ids = torch.tensor([prompts[members[0]][:prefix_len]], device=device)
-                model(input_ids=ids, cache=prefix_cache, use_cache=True, logits_to_keep=1)
+                model(input_ids=ids, use_cache=True, logits_to_keep=1, **with_cache(model, prefix_cache))
             simple = [i for i in members if all(len(c) == 1 for c in continuations[i])]
             packed = [i for i in members if i not in set(simple)]
             simple.sort(key=lambda i: len(prompts[i]))
@@ -101,22 +76,16 @@ def continuation_logprobs(model: Any, prompts: list[list[int]], continuations: l
 def _run_suffixes(model, prompts, batch, prefix_len, prefix_cache, pad_id, device):
     """Run the batch's suffixes after the shared prefix; return (last-position log-probs, cache)."""
     import torch
-    from transformers import DynamicCache
 
-    if prefix_cache is not None:
-        cache = copy.deepcopy(prefix_cache)
-        if len(batch) > 1:
-            cache.batch_repeat_interleave(len(batch))
-    else:
-        cache = DynamicCache(config=model.config)
+    cache = repeated(prefix_cache, len(batch)) if prefix_cache is not None else new_cache(model)
     suffixes = [prompts[i][prefix_len:] for i in batch]
     width = max(len(s) for s in suffixes)
     ids = torch.tensor([[pad_id] * (width - len(s)) + s for s in suffixes], device=device)
     mask = torch.tensor([[1] * prefix_len + [0] * (width - len(s)) + [1] * len(s) for s in suffixes],
                         device=device)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, prefix_len:]
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
-                   use_cache=True, logits_to_keep=1).logits[:, -1, :]
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                   logits_to_keep=1, **with_cache(model, cache)).logits[:, -1, :]
     return torch.log_softmax(logits.float(), dim=-1), cache
 
 
@@ -159,7 +128,7 @@ def _score_packed(model, cache, prompt_len, first_logp, conts, max_tokens, devic
         logits = model(input_ids=torch.tensor([[node[-1] for node in nodes]], device=device),
                        attention_mask=mask[None, None],
                        position_ids=torch.tensor([[prompt_len + len(node) - 1 for node in nodes]], device=device),
-                       cache=cache, use_cache=True).logits[0]
+                       use_cache=True, **with_cache(model, cache)).logits[0]
         cache.crop(-q)  # back to the prompt (negative: tokens to drop)
         logp = torch.log_softmax(logits.float(), dim=-1)
         for k in chunk:
@@ -193,7 +162,6 @@ def drop_extended(seqs: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     return [s for s in unique if not any(o != s and s[:len(o)] == o for o in unique)]
 
 
-
 def continuation_logprobs_incremental(model: Any, prompt: list[int], continuations: list[list[int]],
                                       state: dict[str, Any], *,
                                       max_packed_tokens: int = MAX_PACKED_TOKENS) -> list[float]:
@@ -202,7 +170,6 @@ def continuation_logprobs_incremental(model: Any, prompt: list[int], continuatio
     is cropped to the shared token prefix and only the new tokens are run. A planner's prompt
     grows by one exchange per step, so each step costs the new tokens plus the candidates."""
     import torch
-    from transformers import DynamicCache
 
     if not prompt or any(not c for c in continuations):
         raise ValueError("prompts and continuations must hold at least one token")
@@ -210,14 +177,14 @@ def continuation_logprobs_incremental(model: Any, prompt: list[int], continuatio
     cache, old = state.get("cache"), state.get("ids") or []
     keep = min(common_prefix_len(old, prompt), len(prompt) - 1) if cache is not None else 0
     if cache is None:
-        cache = DynamicCache(config=model.config)
+        cache = new_cache(model)
     elif len(old) > keep:
         cache.crop(keep - len(old))
     with torch.inference_mode():
         new = prompt[keep:]
         logits = model(input_ids=torch.tensor([new], device=device),
                        position_ids=torch.arange(keep, len(prompt), device=device)[None],
-                       cache=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
+                       use_cache=True, logits_to_keep=1, **with_cache(model, cache)).logits[0, -1]
         first = torch.log_softmax(logits.float(), dim=-1)
         scores = _score_packed(model, cache, len(prompt), first, continuations, max_packed_tokens, device)
     state["cache"], state["ids"] = cache, list(prompt)

@@ -73,3 +73,25 @@ def allowed_answers(fmt: str, n_options: int = 0) -> tuple[str, ...]:
     if fmt == "mc":
         return MC_ANSWERS[:max(2, min(n_options or len(MC_ANSWERS), len(MC_ANSWERS)))]
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def answer_forms(tokenizer, choices: Sequence[Sequence[str]]) -> dict[str, list[tuple[int, ...]]]:
+    """Each allowed answer's distinct form token sequences (``form_token_ids``), once per answer."""
+    forms: dict[str, list[tuple[int, ...]]] = {}
+    for row in choices:
+        for answer in row:
+            if answer not in forms:
+                forms[answer] = form_token_ids(tokenizer, answer)
+    return forms
+
+
+def masses_to_probs(answers: Sequence[str], forms: Mapping[str, Sequence[tuple[int, ...]]],
+                    form_scores: Sequence[float]) -> dict[str, float]:
+    """``P(a)`` from the log-probabilities of the answers' forms, listed answer by answer in
+    ``forms`` order (the layout every engine's scoring produces)."""
+    masses, k = {}, 0
+    for answer in answers:
+        n = len(forms[answer])
+        masses[answer] = logsumexp(list(form_scores[k:k + n]))
+        k += n
+    return normalise(masses)

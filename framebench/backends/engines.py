@@ -62,7 +62,7 @@ VLLM = Engine("vllm", "model", _vllm, (
     Option("tensor_parallel_size", int, "GPUs to shard the model over"),
     Option("enable_prefix_caching", bool, "vLLM's automatic prefix caching (default on)"),
 ), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')",
-   device="gpu", capabilities=frozenset({"generate", "score_answers"}))
+   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}))
 OPENAI = Engine("openai", "model", _openai, (
     Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)"),
     Option("concurrency", int, "parallel requests"),
