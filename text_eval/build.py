@@ -37,6 +37,7 @@ class BuildOptions:
     backend: Any = None  # llm generator: a framebench Backend
     review: Path | None = None  # llm generator: the review JSONL
     progress: bool = True
+    rotate_options: bool = False  # add each MC item's cyclic option rotations (text_eval.rotation)
 
 
 @dataclass
@@ -167,6 +168,10 @@ def build(opts: BuildOptions) -> BuildResult:
         binary += b
         mc += m
     items = binary + mc
+    if opts.rotate_options:
+        from text_eval.rotation import with_rotations
+
+        items = with_rotations(items)
     for n, item in enumerate(items, 1):
         validate_item(item, "built items", n)
     result = BuildResult(contexts, [sheet_of[c.context_id] for c in contexts], items, dropped, notes, pools)

@@ -20,6 +20,10 @@ def framingqa(
                                        help="A Stack Exchange Posts.xml to use instead of the FiQA titles."),
     threshold: float = typer.Option(0.05, "--threshold", help="Extractive evidence threshold (TF-IDF cosine)."),
     max_evidence: int = typer.Option(2, "--max-evidence", help="Extractive: evidence sets per distractor, at most."),
+    rotate_options: bool = typer.Option(False, "--rotate-options",
+                                        help="Also write every MC item's cyclic option rotations (the gold "
+                                        "in every position; item ids end in @r1..@r3). Default: the "
+                                        "paper's fixed order only."),
 ) -> None:
     """Build FramingQA items (the Table 7 expansion) for law, hearsay, finance and medicine."""
     from framebench.errors import UserError
@@ -41,13 +45,17 @@ def framingqa(
     opts = BuildOptions(source=source, out=out, generator=generator,
                         tasks=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
                         finance_posts=finance_posts, backend=backend, review=review,
+                        rotate_options=rotate_options,
                         extractive=ExtractiveSettings(threshold=threshold, max_per_distractor=max_evidence))
     result = build(opts)
+    from text_eval.rotation import rotation_counts
+
     binary = sum(1 for it in result.items if it["format"] == "binary")
-    mc = len(result.items) - binary
+    fixed, rotated = rotation_counts(result.items)
     per_task = ", ".join(f"{t} {n}" for t, n in _count_tasks(result.contexts).items())
-    typer.echo(f"built {len(result.contexts)} contexts ({per_task}): {binary} binary + {mc} MC items "
-               f"in {result.seconds:.1f} s -> {out}")
+    extra = f" + {rotated} rotated MC items" if rotate_options else ""
+    typer.echo(f"built {len(result.contexts)} contexts ({per_task}): {binary} binary + {fixed} MC items"
+               f"{extra} in {result.seconds:.1f} s -> {out}")
     if result.dropped:
         typer.echo(f"{len(result.dropped)} source records dropped (reasons in {out / 'build_report.md'})")
 

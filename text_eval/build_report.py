@@ -22,6 +22,7 @@ def _cell(text: str) -> str:
 def render_report(result: BuildResult, source: str) -> str:
     lines = ["# FramingQA build report", "", f"Source: `{source}`", ""]
     lines += _counts(result)
+    lines += _rotations(result)
     lines += _distribution(result)
     if result.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
@@ -41,7 +42,8 @@ def _counts(result: BuildResult) -> list[str]:
             continue
         sum_e = sum(len(sheets[i].evidence) for i in ctx_ids)
         for fmt in ("binary", "mc"):
-            n_items = sum(1 for it in result.items if it["task"] == task and it["format"] == fmt)
+            n_items = sum(1 for it in result.items if it["task"] == task and it["format"] == fmt
+                          and not it.get("rotation"))
             if fmt == "mc" and n_items == 0:
                 continue
             formula = 54 * len(ctx_ids) + 2 * sum_e if fmt == "binary" else 28 * len(ctx_ids) + sum_e
@@ -52,6 +54,27 @@ def _counts(result: BuildResult) -> list[str]:
         formula = 54 * c + 2 * e if fmt == "binary" else 28 * c + e
         lines.append(f"| **all** | {fmt} | {c} | {e} | {n} | {formula} |")
     return lines + [""]
+
+
+def _rotations(result: BuildResult) -> list[str]:
+    """The option rotations' counts (``--rotate-options``): MC items x options."""
+    from text_eval.rotation import rotation_counts
+
+    fixed, rotated = rotation_counts(result.items)
+    if not rotated:
+        return []
+    per_task = []
+    for task in task_names():
+        n_fixed = sum(1 for it in result.items if it["task"] == task and it["format"] == "mc"
+                      and not it.get("rotation"))
+        n_rot = sum(1 for it in result.items if it["task"] == task and it.get("rotation"))
+        if n_fixed:
+            per_task.append(f"| {task} | {n_fixed} | {n_rot} | {n_fixed + n_rot} |")
+    return ["## Option rotations", "",
+            f"`--rotate-options`: each of the {fixed} fixed-order MC items also appears in its "
+            f"cyclic rotations (the gold in every position, letter remapped; ids end in `@r1`…): "
+            f"{rotated} rotated items, {fixed + rotated} MC items in all (MC items × options).", "",
+            "| task | fixed-order MC | rotated | MC in all |", "|---|---|---|---|", *per_task, ""]
 
 
 def _distribution(result: BuildResult) -> list[str]:

@@ -248,10 +248,36 @@ class OmitSuite(Suite):
         return None
 
 
+@dataclass
+class FramingQARotatedSuite(FramingQASuite):
+    """FramingQA MC items in rotated option orders (``text_eval.rotation``): run like FramingQA,
+    scored only as option-position control, next to the same model's fixed-order rows."""
+
+    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+        from text_eval.rotation import score_rotation
+
+        return score_rotation(records, n_resamples)
+
+    def sections(self, metrics):
+        from framebench.scoring.view import Section
+        from text_eval.rotation import rotation_table
+
+        return [Section(self.title, [rotation_table(metrics)])]
+
+    def figures(self, metrics):
+        return []
+
+    def comparison(self):
+        return None
+
+
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
     tasks=(), order=10, formats=("binary", "mc"),
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
                        "answer", "parse", "correct"))
+FRAMINGQA_ROTATED = FramingQARotatedSuite(
+    "framingqa_rotated", "FramingQA option position (rotated multiple choice)",
+    tasks=(), order=15, formats=("mc",), drilldown_columns=FRAMINGQA.drilldown_columns)
 OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, formats=("binary",),
                  drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"))
