@@ -7,7 +7,7 @@ of the same contexts (``datasets/demo/framingqa-rotated``). Prints both rates an
 ratio, so the rotated run's share of the demo follows from the demo's FramingQA step time:
 added = (rotated items x rotated s/item) = ratio x (rotated items / FramingQA items) x step time.
 
-    python bench/rotation_cost.py --contexts 2
+    python bench/rotation_cost.py --contexts 1
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _write(folder: Path, items: list[dict]) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--contexts", type=int, default=2, help="MC contexts to time (law, finance, medicine order)")
+    parser.add_argument("--contexts", type=int, default=1, help="MC contexts to time (law, finance, medicine order)")
     args = parser.parse_args()
 
     from framebench.api import run_text
@@ -50,7 +50,7 @@ def main() -> None:
     backend = load_backend(args.model)
     backend.generate([[{"role": "user", "content": "Hello"}]], Decoding(max_new_tokens=1))
     print(f"model {backend.spec}, contexts {', '.join(contexts)}; load {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores", flush=True)
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, items, mode in (("generate, FramingQA items", fixed, "generate"),
@@ -58,15 +58,16 @@ def main() -> None:
             data = _write(Path(tmp) / name.split(",")[0] / "data", items)
             if hasattr(backend, "_first_step"):
                 backend._first_step.clear()  # no reuse between the two runs
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             run_text(args.model, data, Path(tmp) / name.split(",")[0] / "run", backend=backend,
                      progress=False, answer=mode)
-            seconds = time.perf_counter() - t0
-            rates[name] = seconds / len(items)
-            print(f"{name:>28}: {len(items):4d} items in {seconds:6.1f} s, {rates[name]:.3f} s/item")
-    ratio = rates["constrained, rotated items"] / rates["generate, FramingQA items"]
-    print(f"rotated constrained item / FramingQA generated item: {ratio:.2f}x; load after "
-          f"{os.getloadavg()[0]:.1f}")
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            rates[name] = (seconds / len(items), cpu / len(items))
+            print(f"{name:>28}: {len(items):4d} items in {seconds:6.1f} s wall, {cpu:6.1f} s CPU; "
+                  f"{rates[name][0]:.3f} s/item wall, {rates[name][1]:.3f} s/item CPU", flush=True)
+    wall, cpu = (rates["constrained, rotated items"][i] / rates["generate, FramingQA items"][i] for i in (0, 1))
+    print(f"rotated constrained item / FramingQA generated item: {wall:.2f}x wall, {cpu:.2f}x CPU; load "
+          f"after {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

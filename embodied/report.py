@@ -136,7 +136,8 @@ def embodied_headline_rows(embodied: Mapping[str, Any]) -> list[list[str]]:
         o = embodied[model].get("overall") or {}
         c, i = as_number(o.get("completion_mean_correct")), as_number(o.get("completion_mean_incorrect"))
         rows.append([model, "Robotics (completion)", n_cell(o.get("n_episodes")), pct(c), pct(i),
-                     points(None if c is None or i is None else c - i), pct(o.get("completion_strict_all"))])
+                     points(None if c is None or i is None else c - i), MISSING,
+                     pct(o.get("completion_strict_all"))])
     return rows
 
 

@@ -113,7 +113,7 @@ def test_position_balanced_framing_effect():
 
 
 def test_fixed_order_metrics_ignore_rotated_rows():
-    from framebench.scoring.framingqa import score_framingqa
+    from text_eval.framingqa.metrics import score_framingqa
 
     df = rows_for(lambda gold, bias: ("A", None))
     fixed = score_framingqa(df)["m"]["finance"]["mc"]

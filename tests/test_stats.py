@@ -86,6 +86,7 @@ def test_wilson_at_the_boundaries_by_hand_and_against_scipy():
 
     z2 = 1.959963984540054 ** 2
     assert stats.wilson(0, 4) == pytest.approx([0.0, z2 / (4 + z2)])  # 0.4899, not (0, 0)
+    assert stats.wilson(0, 4)[0] == 0.0 and stats.wilson(4, 4)[1] == 1.0  # exact bounds
     assert stats.wilson(4, 4) == pytest.approx([4 / (4 + z2), 1.0])
     assert stats.wilson(0, 0) is None
     for k, n in ((3, 10), (1, 94), (200, 200), (57, 120)):
@@ -97,6 +98,7 @@ def test_mde_from_a_given_standard_error():
     assert stats.z_sum() == pytest.approx(1.959964 + 0.841621, abs=1e-5)
     assert stats.mde(0.05) == pytest.approx(0.05 * 2.801585, abs=1e-6)
     assert stats.mde(None) is None
+    assert stats.mde(0.0) is None  # no variation between contexts: nothing to plan from
     # per-context values 0, 1, 0, 1: s = sqrt(1/3), SE = s / 2 = 0.288675
     assert stats.clustered_se([0, 1, 0, 1]) == pytest.approx(math.sqrt(1 / 3) / 2)
     assert stats.clustered_se([0.4]) is None

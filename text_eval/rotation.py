@@ -195,8 +195,8 @@ def score_rotation(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
 def rotation_table(metrics: dict[str, Any]):
     """One row per model: position accuracy, letter prior, strict over rotations, framing effect
     fixed vs position-balanced, and (constrained) accuracy before and after dividing out the prior."""
-    from framebench.scoring.markdown import MISSING, n_cell, pct, pct_ci, pp_ci
-    from framebench.scoring.view import Table
+    from framebench.scoring.formatting import n_cell, pct, pct_ci, pp_ci
+    from framebench.scoring.view import MISSING, Table
 
     rows = []
     for model, m in metrics.items():

@@ -270,6 +270,15 @@ class FramingQARotatedSuite(FramingQASuite):
     def comparison(self):
         return None
 
+    def summary(self, metrics):
+        return []
+
+    def headline(self, inputs):
+        return None
+
+    def headline_rows(self, report):
+        return []
+
 
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",

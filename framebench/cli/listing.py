@@ -37,11 +37,15 @@ def _engines(kind: str) -> list[Any]:
 def tasks() -> list[Entry]:
     from framebench.registry import ordered_suites
 
-    found = [(task, suite) for suite in ordered_suites() for task in suite.task_names()]
+    found: dict[str, list[Any]] = {}  # a task several suites share (FramingQA and its rotations) once
+    for suite in ordered_suites():
+        for task in suite.task_names():
+            found.setdefault(task, []).append(suite)
     known = list(TASK_HELP)
-    found.sort(key=lambda ts: known.index(ts[0]) if ts[0] in known else len(known))
-    return [(task, f"[{suite.name}; {', '.join(suite.formats)}] {TASK_HELP.get(task, ('', '', suite.title))[2]}")
-            for task, suite in found]
+    order = sorted(found, key=lambda t: known.index(t) if t in known else len(known))
+    return [(task, f"[{', '.join(s.name for s in found[task])}; {', '.join(found[task][0].formats)}] "
+                   f"{TASK_HELP.get(task, ('', '', found[task][0].title))[2]}")
+            for task in order]
 
 
 def conditions() -> list[Entry]:

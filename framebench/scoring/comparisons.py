@@ -26,6 +26,7 @@ import pandas as pd
 
 from framebench.scoring import stats
 from framebench.scoring.bootstrap import N_RESAMPLES
+from framebench.scoring.parts import ReportInput, ReportPart
 
 MATCH = ["task", "format", "condition", "item_id"]
 
@@ -149,3 +150,25 @@ def registered_comparisons() -> list[tuple[str, Comparison]]:
     from framebench.registry import ordered_suites
 
     return [(s.name, spec) for s in ordered_suites() if (spec := s.comparison()) is not None]
+
+
+class Comparisons(ReportPart):
+    """The report's model-comparison section (a part under ``framebench.report_parts``)."""
+
+    name = "comparisons"
+    title = "Model comparisons"
+    order = 70  # after the suites, before framing susceptibility
+
+    def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
+        if inputs.quick:  # the console summary after a run shows no comparisons
+            return None
+        return compare_models(inputs.records, registered_comparisons(), inputs.n_resamples)
+
+    def report_sections(self, report):
+        from framebench.scoring.comparisons_report import comparison_section
+
+        section = comparison_section(report)
+        return [] if section is None else [section]
+
+
+COMPARISONS = Comparisons()

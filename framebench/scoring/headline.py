@@ -1,5 +1,6 @@
 """The headline, which leads the report: per model, the framing effect of every part that has one
-(correct- vs incorrect-bias accuracy, their difference, strict accuracy). A report part
+(correct- vs incorrect-bias accuracy, their difference, its minimum detectable effect, strict
+accuracy). A report part
 registered under ``framebench.report_parts``; the suites contribute its entries and rows
 (``ReportPart.headline``, ``headline_rows``), so it names none of them."""
 
@@ -58,10 +59,13 @@ class Headline(ReportPart):
             "right answer / a wrong one. Framing effect: their difference in percentage points "
             "(large = the framing moves the answers). Strict (all): share of contexts whose every "
             "variant is right. Brackets: 95 % cluster-bootstrap interval over contexts; strict "
-            "accuracy: 95 % Wilson interval. "
+            "accuracy: 95 % Wilson interval. MDE: the framing effect detectable at 80 % power, "
+            "α = 0.05 (two-sided): 2.80 × its clustered standard error; a measured effect below it "
+            "is not evidence of no effect (– where not computed). Definitions: "
+            "docs/statistics.md#headline. "
             + " ".join(notes) + small_n_note(rows, 2, "contexts or episodes"),
             header=["Model", "Format", "n", "Correct-bias accuracy (%)", "Incorrect-bias accuracy (%)",
-                    "Framing effect (pp)", "Strict accuracy, all (%)"],
+                    "Framing effect (pp)", "MDE (pp)", "Strict accuracy, all (%)"],
             rows=rows)])]
 
 

@@ -92,7 +92,7 @@ class ReportPart:
 
     def headline_rows(self, report: Mapping[str, Any]) -> list[list[str]]:
         """Rows of the headline table: model, what, n, correct-bias, incorrect-bias, framing
-        effect (pp), strict (all); cells formatted (``framebench.scoring.formatting``)."""
+        effect (pp), its MDE (pp), strict (all); cells formatted (``framebench.scoring.formatting``)."""
         return []
 
     # ---- contributions to the provenance part (framebench.scoring.provenance)

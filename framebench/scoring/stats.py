@@ -108,7 +108,10 @@ def wilson(count: float, n: float, level: float = 0.95) -> list[float] | None:
     if not n:
         return None
     low, high = proportion_confint(count, n, alpha=1.0 - level, method="wilson")
-    return [float(min(max(low, 0.0), 1.0)), float(min(max(high, 0.0), 1.0))]
+    # statsmodels returns about 1e-18 (not 0) at count 0: the bound is 0
+    low = 0.0 if low < 1e-12 else min(float(low), 1.0)
+    high = 1.0 if high > 1 - 1e-12 else max(float(high), 0.0)
+    return [low, high]
 
 
 def clustered_se(values: Sequence[float]) -> float | None:
@@ -131,8 +134,12 @@ def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
 
 def mde(se: float | None, alpha: float = ALPHA, power: float = POWER) -> float | None:
     """Minimum detectable effect of a two-sided level-``alpha`` z-test with the given power:
-    (z_{1-alpha/2} + z_{power}) * SE (Miller 2024, power analysis)."""
-    return None if se is None or not math.isfinite(se) else z_sum(alpha, power) * se
+    (z_{1-alpha/2} + z_{power}) * SE (Miller 2024, power analysis). None for an SE of 0: every
+    context had the same value, so there is no variance to plan from (0 would promise that any
+    effect is detectable)."""
+    if se is None or not math.isfinite(se) or se <= 0:
+        return None
+    return z_sum(alpha, power) * se
 
 
 def planned_se(values: Sequence[float], contexts: int) -> float | None:

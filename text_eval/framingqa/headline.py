@@ -3,8 +3,11 @@
 Per (model, format), pooled over tasks: accuracy on correct-bias questions and on incorrect-bias
 questions (per context the share of its rows of that bias answered right, averaged over
 contexts), the framing effect (their difference, per context, averaged over contexts having
-both) and strict accuracy (``strict_all``, copied from the FramingQA block), each with a 95 %
-cluster-bootstrap interval over contexts. Unparsed answers count as wrong.
+both) and strict accuracy (``strict_all``, copied from the FramingQA block). The accuracies and
+the framing effect carry a 95 % cluster-bootstrap interval over contexts, strict accuracy its
+Wilson interval; ``framing_effect_mde`` is the framing effect detectable at 80 % power, alpha 0.05,
+from its clustered standard error ``framing_effect_se`` (docs/statistics.md "Power"). Unparsed
+answers count as wrong.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from framebench.scoring import stats
 from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
 
 KEYS = ("accuracy_correct", "accuracy_incorrect", "framing_effect")
@@ -26,7 +30,8 @@ def _value(x: float) -> float | None:
 def score_headline(df: pd.DataFrame, framingqa: dict[str, Any],
                    n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
     """``{model: {format: {accuracy_correct(_ci), accuracy_incorrect(_ci), framing_effect(_ci),
-    strict_all(_ci), n_contexts}}}`` over the FramingQA records of ``df``."""
+    framing_effect_se, framing_effect_mde, strict_all(_ci), n_contexts}}}`` over the FramingQA
+    records of ``df``."""
     rows = df.loc[(df["suite"] == "framingqa") & df["bias"].isin(["correct", "incorrect"]),
                   ["model", "format", "task", "context_id", "bias", "parse", "correct"]]
     if rows.empty:
@@ -48,6 +53,8 @@ def score_headline(df: pd.DataFrame, framingqa: dict[str, Any],
         for i, key in enumerate(KEYS):
             entry[key] = _value(means[i])
             entry[f"{key}_ci"] = None if not np.isfinite(ci[i]).all() else [float(ci[i, 0]), float(ci[i, 1])]
+        entry["framing_effect_se"] = stats.clustered_se(values[:, 2])
+        entry["framing_effect_mde"] = stats.mde(entry["framing_effect_se"])
         pooled = ((framingqa.get(model) or {}).get("all") or {}).get(fmt) or {}
         entry["strict_all"] = pooled.get("strict_all")
         entry["strict_all_ci"] = pooled.get("strict_all_ci")

@@ -139,6 +139,7 @@ def framingqa_headline_rows(headline: Mapping[str, Any]) -> list[list[str]]:
                          pct_ci(h.get("accuracy_correct"), h.get("accuracy_correct_ci")),
                          pct_ci(h.get("accuracy_incorrect"), h.get("accuracy_incorrect_ci")),
                          pp_ci(h.get("framing_effect"), h.get("framing_effect_ci")),
+                         pct(h.get("framing_effect_mde")),
                          pct_ci(h.get("strict_all"), h.get("strict_all_ci"))])
     return rows
 
