@@ -21,6 +21,7 @@ count returns the last pair's result; a single handle ignores ``number``), see `
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -282,6 +283,11 @@ class World:
     # ------------------------------------------------------------ PARTNR's text world description
 
     def describe(self) -> str:
+        return f"{self._furniture_text}\n{self.describe_objects()}"
+
+    @functools.cached_property
+    def _furniture_text(self) -> str:
+        """The furniture part of ``describe``: no skill changes it (the env observes every step)."""
         lines = ["Furniture:"]
         for room in self.rooms:
             names = [f.name for f in self.furniture.values() if f.room == room]
@@ -290,7 +296,6 @@ class World:
         faucets = [f.name for f in self.furniture.values() if f.has_faucet]
         if faucets:
             lines.append(f"The following furnitures have a faucet: {', '.join(faucets)}")
-        lines.append(self.describe_objects())
         return "\n".join(lines)
 
     def describe_objects(self) -> str:
