@@ -147,7 +147,7 @@ def check_planner(planner: str) -> None:
 
 
 def run_habitat(planner: str, episodes: Path, out: Path, **opts: Any):
-    """Run ``planner`` on every framed variant in Habitat, then ingest into ``out``.
+    """Run ``planner`` on every framed episode in Habitat, then ingest into ``out``.
 
     Options: base_url, baseline, batch_size, partial_obs, replanning_threshold, max_tokens, limit,
     retry_crashed, overrides (hydra), purposes (file), data_dir, image, gpus, partnr_root.
