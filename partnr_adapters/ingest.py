@@ -214,7 +214,7 @@ def _shown(value: Any) -> str:
 
 
 def episode_constraint(episode: dict[str, Any], source: str) -> str:
-    from framebench.records import CONSTRAINTS
+    from embodied.suite import CONSTRAINTS
 
     info = episode.get("info") if isinstance(episode.get("info"), dict) else {}
     constraint = info.get("constraint_type", DEFAULT_CONSTRAINT) or DEFAULT_CONSTRAINT

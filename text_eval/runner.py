@@ -38,7 +38,7 @@ from framebench.suite import Job, TextOptions
 __all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_text", "select_items"]
 
 CALL_SIZE = 256
-FORMATS = ("binary", "mc")
+
 ANSWER_MODES = ("generate", "constrained")
 
 
@@ -57,9 +57,10 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
     for t in tasks:
         if t not in known:
             raise UserError(f"--tasks: unknown task {t!r} (known: {', '.join(known)})")
+    known_formats = tuple(dict.fromkeys(f for fs in rec.suite_formats(text_only=True).values() for f in fs))
     for f in formats:
-        if f not in FORMATS:
-            raise UserError(f"--formats: unknown format {f!r} (use binary, mc)")
+        if f not in known_formats:
+            raise UserError(f"--formats: unknown format {f!r} (use {', '.join(known_formats)})")
     chosen = [it for it in items if (not tasks or it["task"] in tasks) and (not formats or it["format"] in formats)]
     if limit is not None:
         if limit < 1:
