@@ -487,14 +487,23 @@ def _validate_answer_probs(df: pd.DataFrame, source: str, schema: RecordsSchema)
 CONSTRAINED_SUFFIX = " [constrained]"
 
 
+def model_label(model: str, answer_mode: str = "") -> str:
+    """The one name a scored model goes by everywhere (console summaries, report.md/html/json,
+    ``framebench view``): the records' ``model``, plus " [constrained]" for constrained answers,
+    so a model's generate and constrained rows are never shown or scored as one (idempotent)."""
+    if answer_mode == "constrained" and not model.endswith(CONSTRAINED_SUFFIX):
+        return model + CONSTRAINED_SUFFIX
+    return model
+
+
 def label_answer_modes(df: pd.DataFrame) -> pd.DataFrame:
-    """Constrained rows get ``model`` + " [constrained]", so a model's generate and constrained
-    rows are scored and shown as two models and never mixed (idempotent)."""
-    if "answer_mode" not in df.columns:
+    """Records with ``model`` replaced by ``model_label`` (a copy when any label changes); every
+    reader that shows or scores models goes through here."""
+    if "answer_mode" not in df.columns or df.empty:
         return df
-    constrained = (df["answer_mode"] == "constrained") & ~df["model"].str.endswith(CONSTRAINED_SUFFIX)
-    if not constrained.any():
+    labels = [model_label(m, a) for m, a in zip(df["model"], df["answer_mode"].fillna(""), strict=True)]
+    if all(a == b for a, b in zip(labels, df["model"], strict=True)):
         return df
     df = df.copy()
-    df.loc[constrained, "model"] = df.loc[constrained, "model"] + CONSTRAINED_SUFFIX
+    df["model"] = labels
     return df

@@ -171,12 +171,10 @@ def count_workers(ray: Any, options: dict[str, Any], requested: int | None) -> i
 def record_executor(out: Path, executor: dict[str, Any], n_generated: int | None = None) -> None:
     """Add how the run executed to its run.json (the records do not depend on it); with
     ``n_generated`` also the run's generated / from-store counts."""
-    from framebench.runinfo import RUN_FILE, write_json_atomic
+    from framebench.runinfo import RUN_FILE, update_run_info
 
-    path = out / RUN_FILE
-    info = json.loads(path.read_text(encoding="utf-8"))
-    info["executor"] = executor
+    info = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
+    fields: dict[str, Any] = {"executor": executor}
     if n_generated is not None:
-        info["n_generated"] = n_generated
-        info["n_from_store"] = info["n_records"] - n_generated
-    write_json_atomic(info, path)
+        fields.update(n_generated=n_generated, n_from_store=info["n_records"] - n_generated)
+    update_run_info(out, **fields)
