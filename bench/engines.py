@@ -143,8 +143,8 @@ def framebench_engine(backend, items, chats, decodings, tmp: Path, tag: str):
     calls the runner makes (per decoding, whole contexts per call)."""
     try:
         from framebench.items import write_items
+        from framebench.pipeline.text import run_text
         from framebench.records import read_records
-        from text_eval.runner import run_text
     except ImportError:
         run_text = None
     if run_text is not None:

@@ -22,6 +22,16 @@ much faster two CPU-bound processes finish than one, on this machine at that mom
     python bench/scale_bench.py                          # both workloads (builds FramingQA first)
     python bench/scale_bench.py --framingqa DIR          # reuse a built FramingQA folder
     python bench/scale_bench.py --skip-text --episodes 60
+    python bench/scale_bench.py --nodes                  # a real cluster: 1 vs 2 nodes (root, Linux)
+
+``--nodes``: inside a network namespace with only ``lo`` (``unshare --net --mount``), a head with no
+CPUs and worker nodes of one CPU each (``ray start``, ``OMP_NUM_THREADS=1``: one thread per worker),
+the second in its own mount namespace with a tmpfs over the run folders, so it sees none of them.
+Prints, for 1 and then 2 worker nodes: SmolLM2 over the demo OMIT items (M0 and M2: 2 jobs per
+item) in units of ``--unit-size`` jobs (the model's cost dominates scheduling), wall seconds, time inside units and
+the workers' model load; then ``baseline:random`` over the demo FramingQA (zero-cost units) for
+the per-unit overhead (same unit size), and the driver's persist cost per result (store + bookkeeping, from
+run.json's ``persist`` entry).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -129,11 +140,10 @@ def report(name: str, items: int, seconds: float, executor: dict | None, local_s
     if executor:
         workers, units = executor["workers"], executor["units"]
         overhead = executor["seconds"] * workers - executor["unit_seconds"]
-        per_unit = f" x {executor['episodes_per_unit']} episodes" if "episodes_per_unit" in executor else ""
-        line += (f"\n           {units} units{per_unit} on {workers} worker(s): pool {executor['seconds']:.2f} s, "
+        line += (f"\n           {units} units on {workers} worker(s): pool {executor['seconds']:.2f} s, "
                  f"in units {executor['unit_seconds']:.2f} s (worker setup {executor.get('setup_seconds', 0):.2f} s), "
                  f"overhead {overhead:.2f} s "
-                 f"({overhead / max(units, 1) * 1000:.1f} ms/unit), merge+write {seconds - executor['seconds']:.2f} s")
+                 f"({overhead / max(units, 1) * 1000:.1f} ms/unit), plan+write {seconds - executor['seconds']:.2f} s")
     if cpu:
         line += f"\n           {cpu}"
     print(line, flush=True)
@@ -153,9 +163,18 @@ def warm_pool(ray, n: int = 2) -> None:
     ray.get([task.remote() for _ in range(n)])
 
 
+def run_embodied_ray(planner: str, episodes: Path, out: Path, workers: int, **_: object) -> dict:
+    """The oracle on the connected Ray instance; returns run.json's executor entry."""
+    import json
+
+    from embodied.runner import run
+
+    run(planner, episodes, out, progress=False, executor="ray", ray_workers=workers)
+    return json.loads((out / "run.json").read_text())["executor"]
+
+
 def bench_embodied(ray, episodes: Path, n_items: int, work: Path) -> dict[str, float]:
     from embodied.planners import load_planner
-    from embodied.ray_executor import run_embodied_ray
     from embodied.runner import run
 
     print(f"embodied: oracle over {n_items // 7} episodes x 7 = {n_items} variants   (load {load()})")
@@ -197,8 +216,10 @@ def cpu_parallelism() -> float:
 def bench_text(ray, data: Path, work: Path) -> dict[str, float]:
     import json
 
-    from text_eval.ray_executor import run_text_ray
-    from text_eval.runner import run_text
+    from framebench.pipeline.text import run_text
+
+    def run_text_ray(*args, workers, **kwargs):
+        return run_text(*args, executor="ray", ray_workers=workers, **kwargs)
 
     print(f"text: baseline:random over {data}   (load {load()})")
     t_local, summary, cpu = measured(lambda: run_text("baseline:random", data, work / "txt-local", progress=False))
@@ -229,13 +250,151 @@ def noop_round_trip(ray, calls: int = 300) -> float:
     return (time.perf_counter() - t0) / calls
 
 
+class Nodes:
+    """A head (no CPUs) and worker nodes of one CPU each in a network namespace with only lo."""
+
+    def __init__(self, base: Path):
+        import socket
+
+        self.base, self.hidden = base, base / "hidden"
+        self.hidden.mkdir(parents=True)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.address = f"127.0.0.1:{sock.getsockname()[1]}"
+        self.temp = Path(tempfile.mkdtemp(prefix="fbray", dir="/tmp"))
+        self.holder = subprocess.Popen(["unshare", "--net", "--mount", "--fork", "sh", "-c",
+                                        "ip link set lo up && exec sleep 100000"])
+        self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")},
+                    "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1"}
+        self.nodes: list[subprocess.Popen] = []
+
+    def enter(self) -> list[str]:
+        return ["nsenter", "-t", str(self.holder.pid), "-n", "-m", f"--wd={REPO}"]
+
+    def start_head(self) -> None:
+        time.sleep(0.3)
+        cli = [sys.executable, "-m", "ray.scripts.scripts", "start"]
+        subprocess.run([*self.enter(), *cli, "--head", "--port", self.address.rsplit(":", 1)[1], "--num-cpus", "0",
+                        "--include-dashboard", "false", "--temp-dir", str(self.temp), "--node-ip-address",
+                        "127.0.0.1", "--disable-usage-stats"], env=self.env, check=True, capture_output=True)
+
+    def add_node(self, hidden: bool) -> None:
+        join = [sys.executable, "-m", "ray.scripts.scripts", "start", "--address", self.address, "--num-cpus", "1",
+                "--node-ip-address", "127.0.0.1", "--block"]
+        if hidden:
+            join = ["unshare", "--mount", "sh", "-c", f"mount -t tmpfs tmpfs {self.hidden} && exec \"$@\"", "sh", *join]
+        self.nodes.append(subprocess.Popen([*self.enter(), *join], env=self.env, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL))
+        probe = (f"import ray; ray.init(address='{self.address}', logging_level='ERROR'); "
+                 "print(int(ray.cluster_resources().get('CPU', 0)))")
+        for _ in range(120):
+            out = subprocess.run([*self.enter(), sys.executable, "-c", probe], env=self.env, capture_output=True,
+                                 text=True).stdout.split()
+            if out and out[-1] == str(len(self.nodes)):
+                return
+            time.sleep(1)
+        raise RuntimeError("the node never joined")
+
+    def driver(self, *args: str) -> dict:
+        """``scale_bench.py --driver ...`` inside the namespace; its JSON answer."""
+        import json
+
+        proc = subprocess.run([*self.enter(), sys.executable, __file__, "--driver", "--ray-address", self.address,
+                               *args], env=self.env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr[-3000:])
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def stop(self) -> None:
+        target = os.readlink(f"/proc/{self.holder.pid}/ns/net")
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != self.holder.pid:
+                try:
+                    if os.readlink(entry / "ns" / "net") == target:
+                        os.kill(int(entry.name), 9)
+                except OSError:
+                    pass
+        self.holder.kill()
+        self.holder.wait()
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+
+def drive(args: argparse.Namespace) -> None:
+    """One run on the cluster at ``--ray-address`` (inside the namespace); prints a JSON line."""
+    import json
+
+    from framebench.pipeline import text
+
+    text.CALL_SIZE = args.unit_size  # smaller units than the default call, for a short bench
+    out = Path(args.out)
+    t, summary = timed(lambda: text.run_text(args.model, Path(args.data), out, formats=args.formats,
+                                             limit=args.run_limit, conditions=args.conditions, progress=False,
+                                             executor="ray", ray_address=args.ray_address))
+    info = json.loads((out / "run.json").read_text())
+    print(json.dumps({"wall": t, "records": summary.n_records, "executor": info["executor"],
+                      "persist": info.get("persist", {})}))
+
+
+def node_line(name: str, result: dict) -> str:
+    ex = result["executor"]
+    overhead = ex["seconds"] * ex["workers"] - ex["unit_seconds"]
+    persist = result["persist"]
+    return (f"  {name:<22} wall {result['wall']:7.2f} s  pool {ex['seconds']:7.2f} s  in units "
+            f"{ex['unit_seconds']:7.2f} s (model load {ex['setup_seconds']:.2f} s)  {ex['units']} units, "
+            f"{ex['chunks']} chunks, {ex['nodes']} node(s), overhead {overhead / max(ex['units'], 1) * 1000:.1f} ms/unit; "
+            f"persist {persist.get('seconds', 0) / max(persist.get('results', 1), 1) * 1e6:.0f} us/result")
+
+
+def bench_nodes(args: argparse.Namespace) -> None:
+    base = Path(tempfile.mkdtemp(prefix="scale-nodes-"))
+    nodes = Nodes(base)
+    demo = REPO / "datasets" / "demo" / "framingqa"
+    omit = REPO / "datasets" / "demo" / "omit"  # scenarios of 2 frames: many small contexts
+    try:
+        nodes.start_head()
+        print(f"multi-node: head (0 CPUs) in a network namespace with only lo; load {load()}")
+        results: dict[int, dict] = {}
+        for n in (1, 2):
+            nodes.add_node(hidden=n == 2)
+            model = nodes.driver("--model", "smollm2", "--data", str(omit), "--conditions", "M0,M2",
+                                 "--run-limit", str(args.limit), "--unit-size", str(args.unit_size),
+                                 "--out", str(nodes.hidden / f"smollm2-{n}"))
+            zero = nodes.driver("--model", "baseline:random", "--data", str(demo),
+                                "--out", str(nodes.hidden / f"baseline-{n}"))
+            results[n] = model
+            print(f"{n} worker node(s), one CPU each (load {load()}):")
+            print(node_line(f"smollm2 x {model['records']}", model))
+            print(node_line(f"baseline x {zero['records']}", zero))
+        a, b = results[1], results[2]
+        print(f"  => smollm2: 2 nodes / 1 node wall x{a['wall'] / b['wall']:.2f}, pool x"
+              f"{a['executor']['seconds'] / b['executor']['seconds']:.2f} (machine shared; load {load()})")
+    finally:
+        nodes.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nodes", action="store_true", help="1 vs 2 nodes of a real cluster (root, Linux)")
+    parser.add_argument("--limit", type=int, default=32, help="--nodes: OMIT scenarios-frames for SmolLM2")
+    parser.add_argument("--unit-size", type=int, default=16, help="--nodes: jobs per unit")
+    parser.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--ray-address", help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--formats", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--run-limit", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--conditions", help=argparse.SUPPRESS)
     parser.add_argument("--episodes", type=int, default=162)
     parser.add_argument("--framingqa", type=Path, default=None, help="a built FramingQA folder (default: build)")
     parser.add_argument("--skip-text", action="store_true")
     parser.add_argument("--skip-embodied", action="store_true")
     args = parser.parse_args()
+    if args.driver:
+        return drive(args)
+    if args.nodes:
+        return bench_nodes(args)
 
     from embodied.episodes import write_episodes
     from embodied.generator import generate

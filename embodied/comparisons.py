@@ -1,6 +1,6 @@
-"""What the embodied suite compares between two planners on the same episode framings
+"""What the embodied suite compares between two planners on the same episode variants
 (docs/statistics.md "Model comparisons"): per episode, ``completion`` (mean percent complete over
-its framings) and ``strict_completion`` (1 when every biased framing succeeds; the McNemar
+its variants) and ``strict_completion`` (1 when every biased variant succeeds; the McNemar
 indicator)."""
 
 from __future__ import annotations

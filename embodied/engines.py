@@ -8,7 +8,7 @@ from pathlib import Path
 
 from framebench.backends.engines import HF_OPTIONS
 from framebench.registry import Engine
-from framebench.simulation import RemoteRun, SimulationSettings, Simulator
+from framebench.simulation import SimulationSettings, Simulator
 
 
 def _oracle(arg: str):
@@ -36,36 +36,30 @@ class SymbolicSimulator(Simulator):
 
     name = "symbolic"
 
-    def ray_runner(self) -> RemoteRun:
-        from embodied.ray_executor import run_embodied_ray
-
-        return run_embodied_ray
-
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
-            progress: bool = True, force: bool = False, remote: RemoteRun | None = None) -> Path:
+            progress: bool = True, force: bool = False, executor: str = "local",
+            ray_address: str | None = None, ray_workers: int | None = None) -> Path:
+        """The planner is built by the executor's workers (here, or on Ray nodes) after the checks."""
         from embodied.episodes import read_episodes
-        from embodied.planners import check_planner_spec, load_planner
+        from embodied.planners import check_planner_spec
         from embodied.runner import run, run_identity
         from framebench.runinfo import check_reuse
 
         check_planner_spec(planner)
-        n_episodes = len(read_episodes(episodes))  # validate before loading any model
+        parsed = read_episodes(episodes)  # validate before loading any model
         s = settings
         identity = run_identity(planner, episodes, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
                                 limit=s.limit, max_new_tokens=s.max_new_tokens)
         check_reuse(out, identity, force)
-        if s.limit is not None and s.limit < n_episodes:
+        if s.limit is not None and s.limit < len(parsed):
             from framebench.console import warn
 
-            warn(f"--limit {s.limit}: running {s.limit} of {n_episodes} episodes; these metrics are not the "
+            warn(f"--limit {s.limit}: running {s.limit} of {len(parsed)} episodes; these metrics are not the "
                  "benchmark's (use --limit for smoke tests only)")
-        if remote is not None:
-            remote(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
-                   max_new_tokens=s.max_new_tokens, limit=s.limit, progress=progress)
-            return out
-        chosen = load_planner(planner, max_new_tokens=s.max_new_tokens, model_args=dict(s.model_args))
-        return run(chosen, episodes, out, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
-                   limit=s.limit, progress=progress, identity=identity)
+        return run(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
+                   limit=s.limit, progress=progress, identity=identity, parsed=parsed,
+                   max_new_tokens=s.max_new_tokens, model_args=dict(s.model_args), executor=executor,
+                   ray_address=ray_address, ray_workers=ray_workers)
 
 
 ORACLE = Engine("oracle", "planner", _oracle, arg="none",

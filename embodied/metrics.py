@@ -1,19 +1,19 @@
 """Embodied (robotics) metrics per planner model (FramingQA paper Table 6).
 
-An episode (``context_id``) has a neutral framing and biased framings at the three levels.
-Report rows: ``overall``; ``root``, ``propositional``, ``global`` (the biased framings at that
-level, plus every neutral framing for the ``*_mean_neutral`` column); then each constraint type
+An episode (``context_id``) has a neutral variant and biased variants at the three levels.
+Report rows: ``overall``; ``root``, ``propositional``, ``global`` (the biased variants at that
+level, plus every neutral variant for the ``*_mean_neutral`` column); then each constraint type
 present (``none``, ``spatial``, ``temporal``, ``heterogeneous``: the episodes of that type).
 
 Keys per row, for measure in completion (``percent_complete``), replans and steps
 (``sim_steps``):
 
-* ``<measure>_mean_<bias>``: mean over the row's framings with that bias.
-* ``completion_strict_<dir>``: share of episodes whose every framing in the set succeeds, where
-  the set is the episode's correct-bias framings (``correct``), incorrect-bias framings
-  (``incorrect``) or both (``all``) within the row. Episodes without a framing in the set are
+* ``<measure>_mean_<bias>``: mean over the row's variants with that bias.
+* ``completion_strict_<dir>``: share of episodes whose every variant in the set succeeds, where
+  the set is the episode's correct-bias variants (``correct``), incorrect-bias variants
+  (``incorrect``) or both (``all``) within the row. Episodes without a variant in the set are
   left out.
-* ``replans_strict_<dir>`` / ``steps_strict_<dir>``: mean over the set's framings of the
+* ``replans_strict_<dir>`` / ``steps_strict_<dir>``: mean over the set's variants of the
   episodes counted in ``completion_strict_<dir>``; None when no episode qualifies.
 * ``n_episodes``: episodes in the row.
 
@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.stats import wilson
 from framebench.vocabulary import LEVELS
 
 MEASURES = {"completion": "percent_complete", "replans": "replans", "steps": "sim_steps"}
@@ -55,9 +54,7 @@ def _strict(views: pd.DataFrame, direction: str) -> pd.DataFrame:
     rows = views[in_set]
     qualifies = rows.groupby([*KEY, "context_id"], sort=False)["success"].transform("all")
     episodes = rows.assign(q=qualifies).groupby([*KEY, "context_id"], sort=False)["q"].first()
-    grouped = episodes.groupby(level=KEY)
-    out = pd.DataFrame({f"completion_strict_{direction}": grouped.mean(),
-                        f"_k_{direction}": grouped.sum(), f"_n_{direction}": grouped.size()})
+    out = pd.DataFrame({f"completion_strict_{direction}": episodes.groupby(level=KEY).mean()})
     counted = rows[qualifies.to_numpy()]
     for measure, column in MEASURES.items():
         if measure != "completion":
@@ -91,10 +88,6 @@ def score_embodied(df: pd.DataFrame) -> dict[str, Any]:
     report: dict[str, Any] = {}
     for (model, row), values in table.iterrows():  # one iteration per report row, not per record
         entry = {c: (None if pd.isna(values.get(c)) else float(values[c])) for c in columns}
-        for d in DIRECTIONS:  # strict completion: a Wilson interval over episodes
-            n = values.get(f"_n_{d}")
-            entry[f"completion_strict_{d}_ci"] = (None if pd.isna(n) else
-                                                  wilson(float(values[f"_k_{d}"]), int(n)))
         entry["n_episodes"] = int(values["n_episodes"])
         report.setdefault(model, {})[row] = entry
     return {model: dict(sorted(rows.items(), key=lambda kv: order.index(kv[0])))

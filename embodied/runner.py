@@ -31,6 +31,7 @@ from embodied.evaluation import evaluation_mode
 from embodied.framing import FRAMINGS, frame_instruction, framing_suffix
 from embodied.planners import Decision, Planner
 from embodied.skills import parse_action
+from framebench.runs import EPISODE_LOGS
 
 DEFAULT_REPLAN_CAP = 25
 EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would have raised (compat mode)
@@ -184,89 +185,183 @@ def episode_keys(episode: dict[str, Any], fingerprint: str,
     return keys, framed
 
 
-def run_episode(episode: dict[str, Any], planner: Planner, store: Any, out: Path, settings: dict[str, Any],
-                replan_cap: int = DEFAULT_REPLAN_CAP, partnr_compat: bool = False,
-                on_round: Callable[[int, int], None] | None = None,
-                on_stored: Callable[[int], None] | None = None,
-                keys: dict[str, str] | None = None) -> tuple[dict[str, dict[str, Any]], int]:
-    """Run the framings of one episode the store lacks, storing each as it finishes (its log goes to
-    ``out/episodes``). ``on_stored(n)`` hears how many framings the store already held; ``keys``
-    are the episode's store keys when the caller has them (from :func:`episode_keys`).
-    Returns ({item id: result fields} for all 7 framings, how many were run)."""
-    from framebench.paths import child_path
-    from framebench.runinfo import write_json_atomic
-
-    if keys is None:
-        keys, _ = episode_keys(episode, planner.fingerprint(), settings)
-    found = store.get_many(keys.values())
-    pending = [(b, lv) for b, lv in FRAMINGS if keys[item_id(episode["episode_id"], b, lv)] not in found]
-    if len(pending) < len(FRAMINGS) and on_stored is not None:
-        on_stored(len(FRAMINGS) - len(pending))
-    if pending:
-        from framebench.runs import EPISODE_LOGS
-
-        (out / EPISODE_LOGS).mkdir(parents=True, exist_ok=True)
-        results = run_framings(episode, pending, planner, replan_cap, partnr_compat, on_round=on_round)
-        for (bias, level), (fields, log) in zip(pending, results, strict=True):
-            iid = item_id(episode["episode_id"], bias, level)
-            write_json_atomic(log, child_path(out / EPISODE_LOGS, iid, ".json"))
-            store.put(keys[iid], iid, fields)
-            found[keys[iid]] = fields
-    return {iid: found[key] for iid, key in keys.items()}, len(pending)
+# Work per episode (7 framings in the symbolic simulator, one CPU) of the planners known to be
+# cheap, measured with bench/scale_bench.py: their units pack several episodes; any other planner's
+# units hold one episode each (``framebench.executors.packing``).
+EPISODE_SECONDS = {"oracle": 0.012, "script": 0.012}
 
 
-def run(planner: Planner, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
+class EpisodeWorker:
+    """An embodied worker: the planner (built here from its spec, or the one the caller built) runs
+    units of episodes; each episode's framings come back as one chunk (records and logs)."""
+
+    def __init__(self, planner: Planner | str, max_new_tokens: int, model_args: dict[str, Any] | None,
+                 replan_cap: int, partnr_compat: bool, live: bool = True):
+        """``live``: report every planner decision round (locally; on Ray only model planners'
+        rounds, which take seconds, are worth a message each)."""
+        self.planner, self.max_new_tokens, self.model_args = planner, max_new_tokens, model_args
+        self.replan_cap, self.partnr_compat, self.live = replan_cap, partnr_compat, live
+
+    def meta(self) -> dict[str, Any]:
+        if isinstance(self.planner, str):
+            from embodied.planners import load_planner
+
+            self.planner = load_planner(self.planner, max_new_tokens=self.max_new_tokens,
+                                        model_args=self.model_args)
+        planner = self.planner
+        return {"spec": planner.spec, "fingerprint": planner.fingerprint(), "uses_cap": planner.uses_cap,
+                "settings": run_settings(planner, self.replan_cap, self.partnr_compat)}
+
+    def run(self, unit: Any):
+        """``unit.payload``: [(episode, {item id: store key} of the framings to run)]."""
+        from framebench.executors.base import Chunk
+        from framebench.executors.local import streamed
+
+        live = self.live or self.planner.uses_cap
+
+        def work(emit: Callable[[Any], None]) -> None:
+            for episode, keys in unit.payload:
+                decisions = 0
+
+                def on_round(made: int, finished: int) -> None:
+                    nonlocal decisions
+                    decisions += made
+                    if live:
+                        emit(Chunk(unit.index, counts={"planner decisions": made}))
+
+                pending = [(b, lv) for b, lv in FRAMINGS if item_id(episode["episode_id"], b, lv) in keys]
+                results = run_framings(episode, pending, self.planner, self.replan_cap, self.partnr_compat,
+                                       on_round=on_round)
+                chunk = Chunk(unit.index, done=len(pending))
+                for (bias, level), (fields, log) in zip(pending, results, strict=True):
+                    iid = item_id(episode["episode_id"], bias, level)
+                    chunk.entries.append((keys[iid], iid, fields))
+                    chunk.files[f"{EPISODE_LOGS}/{iid}.json"] = log
+                if not live:
+                    chunk.counts = {"planner decisions": decisions}
+                emit(chunk)
+
+        yield from streamed(work)
+
+
+def run(planner: Planner | str, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
-        identity: dict[str, Any] | None = None, parsed: list[dict[str, Any]] | None = None) -> Path:
+        identity: dict[str, Any] | None = None, parsed: list[dict[str, Any]] | None = None, *,
+        max_new_tokens: int = 64, model_args: dict[str, Any] | None = None, executor: str = "local",
+        ray_address: str | None = None, ray_workers: int | None = None,
+        episodes_per_unit: int | None = None) -> Path:
     """Run every episode x framing; write records, per-framing logs, run.json and prompts.jsonl.
-    ``parsed``: the episode file's episodes when the caller has already read them."""
-    from embodied.suite import episode_row
-    from framebench.console import ProgressReporter
-    from framebench.runinfo import file_sha256, now_iso
-    from framebench.runs import EPISODE_LOGS, RunInfo, write_run
-    from framebench.store import ResultStore
+    ``planner``: a built planner (local runs) or a planner spec (built by each worker, on any
+    executor). ``parsed``: the episode file's episodes when the caller has already read them.
+    ``episodes_per_unit``: unit size (default: by the planner's cost, see ``EPISODE_SECONDS``)."""
+    from framebench.executors import make_executor
+    from framebench.executors.base import Recipe
+    from framebench.executors.resources import engine_device
+    from framebench.runinfo import now_iso
 
     episodes = (read_episodes(episodes_file) if parsed is None else parsed)[:limit]
     started = now_iso()
+    spec = planner if isinstance(planner, str) else planner.spec
+    if executor != "local" and not isinstance(planner, str):
+        raise TypeError("a Ray run builds the planner on each worker: pass its spec")
+    device = engine_device(spec, ("planner", "model")) if isinstance(planner, str) else "cpu"
+    recipe = Recipe(EpisodeWorker, (planner, max_new_tokens, model_args, replan_cap, partnr_compat,
+                                    executor == "local"),
+                    device=device, label=f"{spec} episode variants")
+    pool = make_executor(executor, ray_address, ray_workers)
+    try:
+        meta = pool.start(recipe)
+        results, prompts, persisted = _execute(pool, meta, episodes, out, progress, episodes_per_unit)
+    finally:
+        pool.close()
+    _finish(pool, meta, episodes, episodes_file, out, results, prompts, persisted, started, identity or run_identity(
+        spec, episodes_file, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit), limit)
+    return out
+
+
+def _execute(pool: Any, meta: dict[str, Any], episodes: list[dict[str, Any]], out: Path, progress: bool,
+             episodes_per_unit: int | None) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]],
+                                                     dict[str, Any]]:
+    """Serve the store, run the episodes' missing framings as units; returns (item id -> result
+    fields, (item id, framed instruction) in records order)."""
+    from framebench.console import ProgressReporter
+    from framebench.executors.base import Unit
+    from framebench.executors.packing import pack, pack_size
+    from framebench.pipeline import persist
+    from framebench.store import ResultStore
+
     out.mkdir(parents=True, exist_ok=True)
     (out / EPISODE_LOGS).mkdir(exist_ok=True)
-    settings = run_settings(planner, replan_cap, partnr_compat)
-    fingerprint = planner.fingerprint()
-    dataset_hash = file_sha256(episodes_file)
-    run_id = embodied_run_id(planner.spec, fingerprint, dataset_hash, settings, limit)
-    rows, prompts, errors = [], [], 0
-    reporter = ProgressReporter(f"{planner.spec} episode variants", len(episodes) * len(FRAMINGS),
+    keyed = [episode_keys(episode, meta["fingerprint"], meta["settings"]) for episode in episodes]
+    keys = [k for k, _ in keyed]
+    index_of = {id(episode): i for i, episode in enumerate(episodes)}
+    reporter = ProgressReporter(f"{meta['spec']} episode variants", len(episodes) * len(FRAMINGS),
                                 unit="variants", enabled=progress, fields={"planner decisions": 0})
-    decisions = 0
-
-    def on_round(made: int, finished: int) -> None:  # once per planner decision round
-        nonlocal decisions
-        decisions += made
-        reporter.advance(finished, **{"planner decisions": decisions})
-
     with ResultStore(out) as store, reporter:
-        for episode in episodes:
-            keys, framed = episode_keys(episode, fingerprint, settings)
-            prompts.extend(framed.items())
-            results, _ = run_episode(episode, planner, store, out, settings, replan_cap, partnr_compat,
-                                     on_round=on_round, on_stored=reporter.skip,  # skip: served from the store
-                                     keys=keys)
-            for bias, level in FRAMINGS:
-                iid = item_id(episode["episode_id"], bias, level)
-                fields = results[iid]
-                errors += fields.get("evaluation_error") is not None
-                rows.append(episode_row(
-                    run_id=run_id, model=planner.spec, episode_id=episode["episode_id"], item_id=iid,
-                    bias=bias, level=level, constraint=episode["info"]["constraint_type"],
-                    percent_complete=fields["percent_complete"], success=bool(fields["success"]),
-                    sim_steps=fields["sim_steps"], output=fields["output"],
-                    replans=fields["replans"] if planner.uses_cap else None))
-    write_run(out, rows, prompts, RunInfo(
-        run_id=run_id, model=planner.spec, fingerprint=fingerprint, decoding=settings,
+        results = store.get_many(k for ep_keys in keys for k in ep_keys.values())
+        reporter.skip(len(results))  # served from the store
+
+        def todo(indices: range | list[int]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+            work = []
+            for i in indices:
+                missing = {iid: k for iid, k in keys[i].items() if k not in results}
+                if missing:
+                    work.append((episodes[i], missing))
+            return work
+
+        atoms = [i for i in range(len(episodes)) if todo([i])]
+        size = episodes_per_unit or pack_size(len(atoms), pool.describe()["workers"],
+                                              EPISODE_SECONDS.get(meta["spec"].partition(":")[0]))
+        units = []
+        for span in pack(len(atoms), size):
+            payload = todo([atoms[i] for i in span])
+            units.append(Unit(len(units), sum(len(m) for _, m in payload), payload))
+
+        def remaining(unit: Unit) -> Unit | None:
+            payload = todo([index_of[id(episode)] for episode, _ in unit.payload])
+            return Unit(unit.index, sum(len(m) for _, m in payload), payload) if payload else None
+
+        decisions = 0
+
+        def on_chunk(chunk: Any) -> None:
+            nonlocal decisions
+            decisions += chunk.counts.get("planner decisions", 0)
+            results.update((key, fields) for key, _, fields in chunk.entries)
+            reporter.advance(chunk.done, **{"planner decisions": decisions})
+
+        persisted = persist(pool, units, store, out, on_chunk, remaining)
+    return {iid: results[key] for ep_keys in keys for iid, key in ep_keys.items()}, [
+        p for _, framed in keyed for p in framed.items()], persisted
+
+
+def _finish(pool: Any, meta: dict[str, Any], episodes: list[dict[str, Any]], episodes_file: Path, out: Path,
+            results: dict[str, dict[str, Any]], prompts: list[tuple[str, str]], persisted: dict[str, Any],
+            started: str,
+            identity: dict[str, Any], limit: int | None) -> None:
+    from embodied.suite import episode_row
+    from framebench.pipeline import finalize
+    from framebench.runinfo import file_sha256
+    from framebench.runs import RunInfo
+
+    dataset_hash = file_sha256(episodes_file)
+    spec, settings = meta["spec"], meta["settings"]
+    run_id = embodied_run_id(spec, meta["fingerprint"], dataset_hash, settings, limit)
+    rows, errors = [], 0
+    for episode in episodes:
+        for bias, level in FRAMINGS:
+            iid = item_id(episode["episode_id"], bias, level)
+            fields = results[iid]
+            errors += fields.get("evaluation_error") is not None
+            rows.append(episode_row(
+                run_id=run_id, model=spec, episode_id=episode["episode_id"], item_id=iid,
+                bias=bias, level=level, constraint=episode["info"]["constraint_type"],
+                percent_complete=fields["percent_complete"], success=bool(fields["success"]),
+                sim_steps=fields["sim_steps"], output=fields["output"],
+                replans=fields["replans"] if meta["uses_cap"] else None))
+    finalize(out, rows, prompts, RunInfo(
+        run_id=run_id, model=spec, fingerprint=meta["fingerprint"], decoding=settings,
         dataset_hash=dataset_hash, started=started, producer="embodied", simulator="symbolic",
         extra={"suite": "embodied", "n_episodes": len(episodes), "n_variants": len(rows),
-               "identity": identity or run_identity(planner.spec, episodes_file, replan_cap=replan_cap,
-                                                    partnr_compat=partnr_compat, limit=limit),
-               "evaluation": evaluation_mode(partnr_compat), "evaluation_errors": errors,
-               "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}))
-    return out
+               "identity": identity, "evaluation": evaluation_mode(meta["settings"]["partnr_compat"]),
+               "evaluation_errors": errors,
+               "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}), pool, persisted)

@@ -9,8 +9,8 @@
     api.write_report(scored, "report/")        # report.json, report.md, report.html
 
 Models, planners and simulators are named by engine specs (``framebench.registry``); suites come
-from the ``framebench.suites`` entry points and the text runners from ``framebench.runners``, so
-this module, like the rest of framebench, imports no suite package.
+from the ``framebench.suites`` entry points, text runs go through the core pipeline
+(``framebench.pipeline``), so this module, like the rest of framebench, imports no suite package.
 """
 
 from __future__ import annotations
@@ -46,25 +46,14 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
     ``executor="ray"`` spreads the jobs over a Ray cluster (``ray_address``, ``ray_workers``).
     ``answer="constrained"`` scores the allowed answers instead of generating text;
     ``reasoning_from``: run folders whose stores already hold the reasoning of OMIT M1/M4 jobs."""
-    from framebench.errors import UserError
     from framebench.executors import check_executor
-    from framebench.registry import runner
+    from framebench.pipeline.text import run_text as run
 
-    if answer not in ("generate", "constrained"):
-        raise UserError(f"--answer must be one of generate, constrained, got {answer!r}")
-    if check_executor(executor) == "ray":
-        if model_args or backend is not None:
-            raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; use the "
-                            "--batch-size/--concurrency/--base-url flags, or --executor local")
-        return runner("text_ray")(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
-                            batch_size=batch_size, concurrency=concurrency, conditions=conditions,
-                            progress=progress, base_url=base_url, ray_address=ray_address,
-                            workers=ray_workers, force=force, answer=answer,
-                            reasoning_from=[Path(p) for p in reasoning_from])
-    return runner("text")(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+    return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                progress=progress, backend=backend, base_url=base_url, model_args=model_args,
-               force=force, answer=answer, reasoning_from=[Path(p) for p in reasoning_from])
+               force=force, answer=answer, reasoning_from=[Path(p) for p in reasoning_from],
+               executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
 
 
 def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
@@ -76,23 +65,15 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     """Run a planner (``oracle``, ``script:FILE`` or any model spec) on every episode in its
     neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``).
     ``executor="ray"`` runs the episodes on a Ray cluster (``ray_address``, ``ray_workers``)."""
-    from functools import partial
-
-    from framebench.errors import UserError
     from framebench.executors import check_executor
     from framebench.registry import build_engine
     from framebench.simulation import SimulationSettings
 
     sim = build_engine(simulator, "simulator")
-    remote = None
-    if check_executor(executor) == "ray":
-        if model_args:
-            raise UserError("--executor ray: --model-arg is not passed to the Ray workers yet; "
-                            "use --executor local")
-        remote = partial(sim.ray_runner(), ray_address=ray_address, workers=ray_workers)
     settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens,
                                   partnr_compat=partnr_compat, limit=limit, model_args=dict(model_args or {}))
-    return sim.run(planner, Path(episodes), Path(out), settings, progress=progress, force=force, remote=remote)
+    return sim.run(planner, Path(episodes), Path(out), settings, progress=progress, force=force,
+                   executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
 
 
 @dataclass
@@ -111,15 +92,14 @@ class Scored:
         return self.runs.prompts
 
 
-def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, force: bool = False) -> Scored:
+def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> Scored:
     """Read and validate the runs and compute every registered report part's entry (each suite's
-    metrics, provenance, headline, ...); ``force``: score folders whose files do not match their
-    run.json hashes too (``Scored.runs.warnings``)."""
+    metrics, provenance, headline, ...)."""
     from framebench.runs import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.compute import compute_report
 
-    runs = load_runs([Path(d) for d in run_dirs], force=force)
+    runs = load_runs([Path(d) for d in run_dirs])
     return Scored(compute_report(runs, N_RESAMPLES if n_resamples is None else n_resamples), runs)
 
 

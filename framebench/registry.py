@@ -37,8 +37,8 @@ ENGINE_GROUP = "framebench.engines"
 SUITE_GROUP = "framebench.suites"
 BUILD_COMMAND_GROUP = "framebench.build_commands"
 COMMAND_GROUP = "framebench.commands"
-RUNNER_GROUP = "framebench.runners"
 REPORT_PART_GROUP = "framebench.report_parts"
+ANSWER_MODE_GROUP = "framebench.answer_modes"
 ENGINE_KINDS = ("model", "planner", "simulator")
 # What one worker of an engine needs (executors turn it into a resource request; none names an engine):
 # "gpu": one GPU per worker where the cluster has GPUs (else one CPU); "cpu": one CPU;
@@ -197,6 +197,7 @@ def refresh() -> None:
     extra_report_parts.cache_clear()
     build_commands.cache_clear()
     command_groups.cache_clear()
+    answer_mode.cache_clear()
 
 
 @cache
@@ -206,12 +207,13 @@ def build_commands() -> dict[str, Callable[..., Any]]:
     return _load_group(BUILD_COMMAND_GROUP)
 
 
-def runner(name: str) -> Callable[..., Any]:
-    """A run function a suite package registers under ``framebench.runners`` (``text``: the text
-    runner; ``text_ray``: the same on a Ray cluster); only that entry point is imported."""
-    found = sorted(entry_points(group=RUNNER_GROUP, name=name), key=lambda e: e.value)
+@cache
+def answer_mode(name: str) -> Any:
+    """An answer mode a suite package registers under ``framebench.answer_modes`` (``constrained``:
+    scored allowed answers; ``generate`` is the text runner's own); only that entry point is imported."""
+    found = sorted(entry_points(group=ANSWER_MODE_GROUP, name=name), key=lambda e: e.value)
     if not found:
-        raise UserError(f"no runner {name!r} is registered under {RUNNER_GROUP} "
+        raise UserError(f"no answer mode {name!r} is registered under {ANSWER_MODE_GROUP} "
                         "(reinstall framebench: pip install -e .)")
     return found[0].load()
 

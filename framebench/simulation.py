@@ -8,14 +8,10 @@ package, ``habitat`` in its adapter package); ``framebench.api.run_embodied`` an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
-
-# ``remote(planner, episodes, out, *, replan_cap, partnr_compat, max_new_tokens, limit, progress)``:
-# the same run elsewhere (a simulator's ``ray_runner()`` bound to a cluster by the caller)
-RemoteRun = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -41,12 +37,10 @@ class Simulator(Protocol):
     name: str
 
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
-            progress: bool = True, force: bool = False, remote: RemoteRun | None = None) -> Path:
+            progress: bool = True, force: bool = False, executor: str = "local",
+            ray_address: str | None = None, ray_workers: int | None = None) -> Path:
         """Run ``planner`` (a planner spec) on every framing of every episode in ``episodes`` and
         write the run folder ``out`` (records, run.json, prompts); ``force``: start over where a
-        different run was there; ``remote``: run elsewhere after the same checks."""
-        ...
-
-    def ray_runner(self) -> RemoteRun:
-        """The same run on a Ray cluster (``remote`` once the caller binds it to a cluster)."""
+        different run was there; ``executor``: where the units run (``local`` or ``ray``, on the
+        cluster at ``ray_address`` with ``ray_workers`` workers; ``framebench.pipeline``)."""
         ...

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from framebench.errors import UserError
 from framebench.registry import Engine
-from framebench.simulation import RemoteRun, SimulationSettings, Simulator
+from framebench.simulation import SimulationSettings, Simulator
 
 
 class HabitatSimulator(Simulator):
@@ -16,20 +16,19 @@ class HabitatSimulator(Simulator):
 
     name = "habitat"
 
-    def ray_runner(self) -> RemoteRun:
-        from partnr_adapters.ray_executor import run_habitat_ray
-
-        return run_habitat_ray
-
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
-            progress: bool = True, force: bool = False, remote: RemoteRun | None = None) -> Path:
+            progress: bool = True, force: bool = False, executor: str = "local",
+            ray_address: str | None = None, ray_workers: int | None = None) -> Path:
+        """Locally the driver runs here; on Ray its batches are units on the ``habitat`` hosts."""
         from partnr_adapters import habitat_simulator
 
         if settings.partnr_compat:
             raise UserError("--partnr-compat applies to the symbolic simulator (Habitat runs PARTNR's own evaluator)")
-        run = remote or habitat_simulator.run_habitat  # remote: the driver's batches on a Ray cluster
-        run(planner=planner, episodes=episodes, out=out, replanning_threshold=settings.replan_cap,
-            max_tokens=settings.max_new_tokens, limit=settings.limit, **settings.model_args)
+        habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=executor,
+                                      ray_address=ray_address, workers=ray_workers, progress=progress,
+                                      replanning_threshold=settings.replan_cap,
+                                      max_tokens=settings.max_new_tokens, limit=settings.limit,
+                                      **settings.model_args)
         return out
 
 

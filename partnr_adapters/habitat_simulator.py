@@ -11,6 +11,11 @@ Where the driver runs, in order of preference:
    ``FRAMEBENCH_PARTNR_DATA``).
 
 Without any of them it stops with one line naming what is missing and ``docker/README.md``.
+
+The driver's batches are units of the run pipeline (``framebench.pipeline``): run here one after
+the other, or with ``--executor ray`` on hosts offering the ``habitat`` resource. Each batch runs in
+a scratch folder on its host and returns its outputs through the executor; this process writes
+them into ``RUN_DIR/partnr-results/`` as they arrive, merges the batches' manifests and ingests.
 """
 
 from __future__ import annotations
@@ -146,26 +151,127 @@ def check_planner(planner: str) -> None:
         )
 
 
-def run_habitat(planner: str, episodes: Path, out: Path, **opts: Any):
-    """Run ``planner`` on every framed episode in Habitat, then ingest into ``out``.
+PASSED_ENV = ("FRAMEBENCH_HABITAT_PYTHON", "FRAMEBENCH_HABITAT_IMAGE", "FRAMEBENCH_PARTNR_DATA", "PARTNR_ROOT",
+              "FRAMEBENCH_LLM_BASE_URL")  # settings for Ray workers, never secrets: API keys come from each host's env
+SCRATCH_RESULTS = "results"
 
-    Options: base_url, baseline, batch_size, partial_obs, replanning_threshold, max_tokens, limit,
-    retry_crashed, overrides (hydra), purposes (file), data_dir, image, gpus, partnr_root.
-    Returns the ingestion report (crashed/missing episodes are listed, never dropped).
+
+class HabitatWorker:
+    """Runs driver batches (pipeline units) on one host, each in a scratch folder of its own: the
+    framed episode file arrives as bytes, the batch's PARTNR outputs leave as the unit's chunk."""
+
+    def __init__(self, planner: str, framed_name: str, framed: bytes, opts: dict[str, Any]):
+        self.planner, self.framed_name, self.framed, self.opts = planner, framed_name, framed, opts
+
+    def meta(self) -> dict[str, Any]:
+        return {"spec": self.planner}
+
+    def run(self, unit: Any):
+        import json
+        import tempfile
+
+        from framebench.executors.base import Chunk
+        from partnr_adapters.ingest import MANIFEST_FILE
+
+        indices = unit.payload
+        opts = dict(self.opts, indices=",".join(map(str, indices)), batch_size=len(indices))
+        opts.pop("limit", None)
+        scratch = Path(tempfile.mkdtemp(prefix="framebench-partnr-"))
+        try:
+            framed = scratch / self.framed_name
+            framed.write_bytes(self.framed)
+            launcher = launcher_here(opts)
+            command, env, _ = driver_command(launcher, self.planner, framed, scratch, SCRATCH_RESULTS, opts)
+            code = subprocess.call(command, env=env)
+            if code != 0:
+                raise UserError(f"the PARTNR driver exited with status {code} ({launcher}) on batch "
+                                f"{unit.index}; see its output above and {DOCS}")
+            chunk = Chunk(unit.index, done=len(indices))
+            results = scratch / SCRATCH_RESULTS
+            for path in sorted(p for p in results.rglob("*") if p.is_file()):
+                relative = path.relative_to(results).as_posix()
+                if relative == MANIFEST_FILE:
+                    chunk.info["manifest"] = json.loads(path.read_text(encoding="utf-8"))
+                elif not relative.startswith("hydra/"):
+                    chunk.files[relative] = path.read_bytes()
+            yield chunk
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def merge_manifest(manifest: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
+    """One batch's manifest joined into the run's (the first run id and start time kept)."""
+    batches = manifest.get("batches", []) + part.get("batches", [])
+    return {**part, **{k: v for k, v in manifest.items() if k in ("run_id", "started")}, "batches": batches}
+
+
+def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "local",
+                ray_address: str | None = None, workers: int | None = None, progress: bool = True,
+                **opts: Any):
+    """Run ``planner`` on every framed variant in Habitat, then ingest into ``out``.
+
+    The driver's batches (``batch_size`` variants) are pipeline units: here, one after the other,
+    or on Ray hosts offering the ``habitat`` resource (``executor="ray"``), which need no view of
+    ``out``. Only batches with variants lacking a stats file in ``out/partnr-results`` run, so a
+    re-run resumes. Options: base_url, baseline, batch_size, partial_obs, replanning_threshold,
+    max_tokens, limit, retry_crashed, overrides (hydra), purposes (file), data_dir, image, gpus,
+    partnr_root. Returns the ingestion report (crashed/missing episodes are listed, never dropped).
     """
-    from partnr_adapters.ingest import ingest
+    import json
+
+    from framebench.console import ProgressReporter
+    from framebench.executors import make_executor
+    from framebench.executors.base import Recipe, Unit
+    from framebench.pipeline import persist, write_side_file
+    from partnr_adapters.driver import pending_indices, read_episode_ids, stats_dir
+    from partnr_adapters.ingest import MANIFEST_FILE, ingest
 
     episodes, out = Path(episodes), Path(out)
-    launcher = launcher_here(opts)  # fail fast, before writing anything
+    if executor == "local":
+        launcher_here(opts)  # fail fast, before writing anything
     check_planner(planner)
+    size = int(opts.get("batch_size") or 5)
+    if size < 1:
+        raise UserError("--batch-size must be at least 1")
     out.mkdir(parents=True, exist_ok=True)
     framed = framed_episode_file(episodes, out, opts.get("purposes"))
     results = out / RESULTS_SUBDIR
-    command, env, framed = driver_command(launcher, planner, framed, out, RESULTS_SUBDIR, opts)
-    code = subprocess.call(command, env=env)
-    if code != 0:
-        raise UserError(f"the PARTNR driver exited with status {code} ({launcher}); see its output above and {DOCS}")
+    ids = read_episode_ids(str(framed))
+    total = len(ids) if opts.get("limit") is None else min(len(ids), int(opts["limit"]))
+    todo = [i for i in pending_indices(ids, stats_dir(str(results), str(framed)), bool(opts.get("retry_crashed")))
+            if i < total]
+    units = [Unit(n, len(todo[i:i + size]), todo[i:i + size]) for n, i in enumerate(range(0, len(todo), size))]
+    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+    recipe = Recipe(HabitatWorker, (planner, framed.name, framed.read_bytes(), opts), device="cpu",
+                    resources={"habitat": 1} if executor == "ray" else {}, env=env,
+                    label=f"{planner} on habitat hosts")
+    pool = make_executor(executor, ray_address, workers, local_resources={"habitat": workers or 1})
+    manifest_path = results / MANIFEST_FILE
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    reporter = ProgressReporter(recipe.label, len(todo), enabled=progress and executor != "local", unit="variants")
+
+    def on_chunk(chunk: Any) -> None:
+        nonlocal manifest
+        if "manifest" in chunk.info:
+            manifest = merge_manifest(manifest, chunk.info["manifest"])
+            write_side_file(results, MANIFEST_FILE, manifest)
+        reporter.advance(chunk.done)
+
+    results.mkdir(parents=True, exist_ok=True)
+    try:
+        pool.start(recipe)
+        with reporter:
+            persist(pool, units, _NoStore(), results, on_chunk)
+    finally:
+        pool.close()
     report = ingest(results, framed, out, model=planner)
     for line in report.lines():  # crashed / missing episodes are reported, never silently dropped
         print(line)
     return report
+
+
+class _NoStore:
+    """PARTNR batches return files only: their stats files are the run's resumable state."""
+
+    def put_many(self, entries: Any) -> None:
+        raise RuntimeError("PARTNR batches store no results")

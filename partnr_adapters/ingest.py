@@ -1,4 +1,4 @@
-"""PARTNR outputs -> framebench records (one row per framed episode).
+"""PARTNR outputs -> framebench records (one row per framed episode variant).
 
 PARTNR's ``planner_demo`` writes, under ``<paths.results_dir>/<dataset file name>/``:
 
@@ -9,7 +9,7 @@ PARTNR's ``planner_demo`` writes, under ``<paths.results_dir>/<dataset file name
 * ``planner-log/planner-log-episode_<episode_id>_<run>.json``: ``{"task", "steps": [...]}`` with each
   step's ``thought`` and ``high_level_actions`` keyed by agent uid.
 
-Every episode of the framed episode file becomes a row. Crashed episodes, missing stats files and
+Every variant of the framed episode file becomes a row. Crashed episodes, missing stats files and
 unreadable stats files are never dropped: they become rows with ``percent_complete=0``,
 ``success=False``, ``sim_steps=0``, ``replans=0`` and an ``output`` starting with ``[crashed]``,
 ``[missing stats]`` or ``[unreadable stats]``, and they are listed in ``RUN_DIR/crashes.json``.
@@ -214,7 +214,7 @@ def _shown(value: Any) -> str:
 
 
 def episode_constraint(episode: dict[str, Any], source: str) -> str:
-    from embodied.suite import CONSTRAINTS
+    from framebench.records import CONSTRAINTS
 
     info = episode.get("info") if isinstance(episode.get("info"), dict) else {}
     constraint = info.get("constraint_type", DEFAULT_CONSTRAINT) or DEFAULT_CONSTRAINT
@@ -230,7 +230,7 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
     from embodied.suite import episode_row
     from framebench.paths import child_path
-    from framebench.runinfo import file_sha256, now_iso
+    from framebench.runinfo import file_sha256, now_iso, write_json_atomic
     from framebench.runs import RunInfo, run_id_for, write_run
     from partnr_adapters.frame import load_episode_file, parse_framed_id
 
@@ -285,8 +285,8 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
         simulator="habitat",
         extra={"results_dir": str(output_dir.resolve()), "evaluation": MODE_HABITAT,
                "partnr": manifest.get("partnr") or {},
-               "finished_episodes": report.finished, "problem_episodes": len(report.problems)}),
-        files={CRASH_FILE: report.problems})
+               "finished_episodes": report.finished, "problem_episodes": len(report.problems)}))
+    write_json_atomic(report.problems, out / CRASH_FILE)
     return report
 
 

@@ -178,8 +178,8 @@ def test_real_local_server(llama_server, monkeypatch):
 def test_text_run_through_flaky_server_matches_clean_run(loopback_server, monkeypatch, tmp_path, caplog):
     from text_helpers import framingqa_items, write_items
 
+    from framebench.pipeline.text import run_text
     from framebench.records import read_records
-    from text_eval.runner import run_text
 
     data = write_items(tmp_path / "data", framingqa_items(3, 6))
     loopback_server.expect_request("/v1/chat/completions", method="POST").respond_with_handler(FlakyServer(0.0))

@@ -74,10 +74,7 @@ def test_omit_paired_rate_differences_and_holm_across_suites():
     NN: b = 1, c = 0. Together with FramingQA's two tests, Holm adjusts three p-values."""
     rows = (omit("m-a", "s1", "No", "No") + omit("m-a", "s2", "No", "No") + omit("m-a", "s3", "Yes", "No")
             + omit("m-b", "s1", "No", "No") + omit("m-b", "s2", "Yes", "Yes") + omit("m-b", "s3", "No", "Yes"))
-    # M1: shared items, but B's answers are unparsed, so no pair counts under both: no row, no test
-    unparsed = [dict(r, condition="M1") for r in omit("m-a", "s1", "No", "No")]
-    unparsed += [dict(r, condition="M1", parse="unparsed", answer="") for r in omit("m-b", "s1", "No", "No")]
-    df = pd.concat([two_models(), frame(rows + unparsed)], ignore_index=True)
+    df = pd.concat([two_models(), frame(rows)], ignore_index=True)
     out = compare_models(df, registered_comparisons(), 500)
     (row,) = out["suites"]["omit"]["rows"]
     assert row["group"] == {"condition": "M0"} and row["n_contexts"] == 3

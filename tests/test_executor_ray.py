@@ -1,5 +1,6 @@
-"""--executor ray on a two-worker local Ray instance (127.0.0.1): merged records equal a local run's,
-also after SIGKILLing a worker mid-run (10 trials) and after killing the driver and re-running."""
+"""--executor ray on a two-worker local Ray instance (127.0.0.1): records equal a local run's, also
+after SIGKILLing a worker mid-run (10 trials) and after killing the driver and re-running. The
+multi-node cluster without shared storage is tests/test_ray_cluster.py."""
 
 from __future__ import annotations
 
@@ -21,12 +22,9 @@ from partnr_helpers import fake_habitat_llm
 from embodied.episodes import write_episodes
 from embodied.generator import make_episode
 from embodied.planners import load_planner
-from embodied.ray_executor import run_embodied_ray
 from embodied.runner import run as run_embodied
-from framebench.executors.shards import SHARDS_DIR
+from framebench.pipeline.text import run_text
 from framebench.records import read_records
-from text_eval.ray_executor import run_text_ray
-from text_eval.runner import run_text
 
 ray = pytest.importorskip("ray")
 
@@ -34,12 +32,15 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
 DEMO_EPISODES = DEMO / "robotics" / "episodes.json.gz"
 N_EPISODES = 12  # the generated episode set of the kill tests
+PLUGINS = REPO / "tests" / "plugins"
 
 
 @pytest.fixture(scope="module")
 def cluster():
     """One two-CPU local Ray instance (plus two 'habitat' slots) shared by every test here."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # the workers can import the test plugin (as a plugin installed on every node would be)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
     ray.init(num_cpus=2, resources={"habitat": 2}, include_dashboard=False, _node_ip_address="127.0.0.1",
              logging_level="ERROR", configure_logging=False)
     try:
@@ -56,8 +57,30 @@ def assert_same_records(local: Path, remote: Path) -> None:
     a, b = frame(local), frame(remote)
     assert not b.item_id.duplicated().any()
     assert a.equals(b)
-    assert (local / "prompts.jsonl").read_text() == (remote / "prompts.jsonl").read_text()
-    assert not (remote / SHARDS_DIR).exists()  # merged into the run's store, then removed
+    assert (local / "prompts.jsonl").read_bytes() == (remote / "prompts.jsonl").read_bytes()
+
+
+def run_text_ray(model, data, out, **kwargs):
+    return run_text(model, data, out, executor="ray", **kwargs)
+
+
+def run_embodied_ray(planner, episodes, out, **kwargs) -> dict:
+    """The Ray run's executor entry of run.json."""
+    kwargs.setdefault("progress", False)
+    run_embodied(planner, episodes, out, executor="ray", **kwargs)
+    return json.loads((out / "run.json").read_text())["executor"]
+
+
+def stored(run_dir: Path) -> int:
+    """Results in the run's own store (the only store there is)."""
+    path = run_dir / "store.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +111,25 @@ def test_demo_framingqa_baseline_and_tiny_model_equal_local(cluster, tmp_path, t
                 child.rmdir() if child.is_dir() else child.unlink()
 
 
+def test_plugin_engine_scheduled_by_its_declaration_with_model_args(cluster, tmp_path, monkeypatch):
+    """A plugin engine (device "remote") gets a quarter CPU per worker, with no edit to framebench,
+    and its --model-arg values travel to the workers."""
+    from framebench import registry
+
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    registry.refresh()
+    try:
+        kwargs = dict(model_args={"shout": "true"}, limit=40, progress=False)
+        run_text("keyword:court", DEMO / "framingqa", tmp_path / "local", **kwargs)
+        run_text_ray("keyword:court", DEMO / "framingqa", tmp_path / "ray", **kwargs)
+    finally:
+        registry.refresh()
+    assert_same_records(tmp_path / "local", tmp_path / "ray")
+    assert set(frame(tmp_path / "ray")["output"]) <= {"YES", "NO"}  # shout=true reached the workers
+    executor = json.loads((tmp_path / "ray" / "run.json").read_text())["executor"]
+    assert executor["resources"] == {"num_cpus": 0.25} and executor["workers"] == 8  # 2 CPUs / 0.25
+
+
 def test_demo_omit_equal_local(cluster, tmp_path):
     run_text("baseline:always-no", DEMO / "omit", tmp_path / "local", conditions="M0,M2", progress=False)
     run_text_ray("baseline:always-no", DEMO / "omit", tmp_path / "ray", conditions="M0,M2", progress=False)
@@ -111,46 +153,62 @@ def test_constrained_answers_with_reasoning_equal_local(cluster, tmp_path, tiny_
 
 def test_demo_episodes_oracle_equal_local(cluster, tmp_path):
     run_embodied(load_planner("oracle"), DEMO_EPISODES, tmp_path / "local", progress=False)
-    executor = run_embodied_ray("oracle", DEMO_EPISODES, tmp_path / "ray", replan_cap=25, progress=False)
+    executor = run_embodied_ray("oracle", DEMO_EPISODES, tmp_path / "ray")
     assert_same_records(tmp_path / "local", tmp_path / "ray")
-    assert executor["units"] == 4 and executor["items"] == 28 and executor["generated"] == 28
-    assert executor["episodes_per_unit"] == 1  # 4 episodes, 2 workers: too few to pack
+    assert executor["units"] == 4 and executor["workers"] == 2  # 4 episodes, 2 workers: too few to pack
     logs = sorted(p.name for p in (tmp_path / "ray" / "episodes").iterdir())
     assert logs == sorted(p.name for p in (tmp_path / "local" / "episodes").iterdir()) and len(logs) == 28
+    for name in logs:  # written by the driver from what the workers returned
+        assert (tmp_path / "ray" / "episodes" / name).read_bytes() == (tmp_path / "local" / "episodes" / name).read_bytes()
 
 
-def _stored(run_dir: Path) -> dict[int, int]:
-    """pid -> results stored in that worker's shard (shards are named <pid>-<random>.sqlite)."""
-    counts: dict[int, int] = {}
-    for path in (run_dir / SHARDS_DIR).glob("*.sqlite"):
-        try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as db:
-                n = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-        except sqlite3.Error:
+def actor_pids(root: int) -> list[int]:
+    """Ray worker processes running framebench units below process ``root`` (a local instance)."""
+    parents: dict[int, int] = {}
+    titles: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
-        pid = int(path.name.split("-")[0])
-        counts[pid] = counts.get(pid, 0) + n
-    return counts
+        try:
+            stat = (entry / "stat").read_text()
+            titles[int(entry.name)] = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def below(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == root:
+                return True
+        return False
+
+    return sorted(p for p, t in titles.items() if t.startswith("ray::ActorWorker") and below(p))
 
 
-def _kill_when(run_dir: Path, target: int, pick, deadline: float) -> list[int]:
-    """Poll the shards until ``target`` results are stored, then SIGKILL ``pick(counts)``."""
-    killed: list[int] = []
+def _kill_when(run_dir: Path, target: int, pick, deadline: float) -> list:
+    """Poll the run's store until ``target`` results are stored, then SIGKILL ``pick()``."""
+    killed: list = []
 
     def watch() -> None:
         while time.monotonic() < deadline:
-            counts = _stored(run_dir) if (run_dir / SHARDS_DIR).is_dir() else {}
-            if sum(counts.values()) >= target:
-                pid = pick(counts)
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+            if stored(run_dir) >= target:
+                pid = pick()
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
                 return
             time.sleep(0.005)
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
-    killed.append(thread)  # type: ignore[arg-type]
+    killed.append(thread)
     return killed
+
+
+def assert_each_stored_once(run_dir: Path, total: int) -> None:
+    with sqlite3.connect(run_dir / "store.sqlite") as db:
+        assert db.execute("SELECT COUNT(*), COUNT(DISTINCT item_id) FROM results").fetchone() == (total, total)
 
 
 def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, oracle12_local):
@@ -159,37 +217,31 @@ def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, orac
     for trial in range(10):
         out = tmp_path / f"trial{trial}"
         target = rng.randrange(1, 6) * 7  # after 1..5 episodes stored: the queue still holds work
-        watcher = _kill_when(out, target, lambda counts: rng.choice(sorted(counts)), time.monotonic() + 60)
-        executor = run_embodied_ray("oracle", episodes12, out, replan_cap=25, progress=False)
+        watcher = _kill_when(out, target, lambda: rng.choice(actor_pids(os.getpid()) or [0]),
+                             time.monotonic() + 60)
+        executor = run_embodied_ray("oracle", episodes12, out)
         watcher[0].join(timeout=5)
         assert len(watcher) == 2, f"trial {trial}: no worker was killed"
-        assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
-        # finished units are never redone; the unit in flight (one episode here, committed as a
-        # whole) is redone unless the worker died after committing it: total - 7 .. total variants
-        assert total - 7 <= executor["generated"] <= total, (trial, executor)
+        assert executor["worker_deaths"] == 1 and executor["retried_units"] <= 1, (trial, executor)
         assert_same_records(oracle12_local, out)
+        assert_each_stored_once(out, total)  # what the dead worker returned is never redone
 
 
 def test_multi_episode_units_sigkill_a_worker_mid_unit(cluster, tmp_path, episodes12, oracle12_local):
-    """Units of 3 episodes ([0:3], [3:6], [6:9], [9:12]): a worker killed mid-unit loses only the
-    episodes of its unit it had not committed; the unit is retried whole, each episode stored once."""
+    """Units of 3 episodes: a worker killed mid-unit loses only the episodes it had not returned;
+    the unit's rest goes to a fresh worker, each episode stored once."""
     rng = random.Random(3)
     total = N_EPISODES * 7
     for trial in range(3):
         out = tmp_path / f"trial{trial}"
         target = rng.choice((1, 2, 4)) * 7  # mid-unit for the worker holding it
-        watcher = _kill_when(out, target, lambda counts: max(counts, key=counts.get), time.monotonic() + 60)
-        executor = run_embodied_ray("oracle", episodes12, out, replan_cap=25, progress=False, episodes_per_unit=3)
+        watcher = _kill_when(out, target, lambda: max(actor_pids(os.getpid()) or [0]), time.monotonic() + 60)
+        executor = run_embodied_ray("oracle", episodes12, out, episodes_per_unit=3)
         watcher[0].join(timeout=5)
         assert len(watcher) == 2, f"trial {trial}: no worker was killed"
-        assert executor["units"] == 4 and executor["episodes_per_unit"] == 3 and executor["items"] == total
-        assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
-        # episodes the killed worker committed are served on the retry, never run twice; at most
-        # its unit (3 episodes) is lost from the count
-        assert total - 3 * 7 <= executor["generated"] <= total, (trial, executor)
+        assert executor["units"] == 4 and executor["worker_deaths"] == 1, (trial, executor)
         assert_same_records(oracle12_local, out)
-        with sqlite3.connect(out / "store.sqlite") as db:
-            assert db.execute("SELECT COUNT(*), COUNT(DISTINCT item_id) FROM results").fetchone() == (total, total)
+        assert_each_stored_once(out, total)
         assert len(list((out / "episodes").iterdir())) == total
 
 
@@ -199,24 +251,29 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
                str(episodes12), "--out", str(out), "--executor", "ray", "--ray-address", cluster]
     driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
     try:
-        watcher = _kill_when(out, 4 * 7, lambda counts: driver.pid, time.monotonic() + 90)
+        watcher = _kill_when(out, 4 * 7, lambda: driver.pid, time.monotonic() + 90)
         watcher[0].join(timeout=90)
     finally:
         driver.kill()
         driver.wait(timeout=30)
     assert len(watcher) == 2 and not (out / "records.parquet").exists()
-    stored = sum(_stored(out).values())
-    assert 28 <= stored < N_EPISODES * 7
-    executor = run_embodied_ray("oracle", episodes12, out, replan_cap=25, progress=False, ray_address=cluster)
-    assert executor["generated"] <= N_EPISODES * 7 - stored  # served what the killed run stored
+    before = stored(out)
+    assert 28 <= before < N_EPISODES * 7
+    with sqlite3.connect(out / "store.sqlite") as db:
+        kept = set(db.execute("SELECT key, created FROM results").fetchall())
+    run_embodied_ray("oracle", episodes12, out, ray_address=cluster)
     assert_same_records(oracle12_local, out)
+    with sqlite3.connect(out / "store.sqlite") as db:
+        after = set(db.execute("SELECT key, created FROM results").fetchall())
+    assert kept <= after and len(after) == N_EPISODES * 7  # nothing stored was regenerated
+    info = json.loads((out / "run.json").read_text())
+    assert info["n_variants"] == N_EPISODES * 7
 
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     """The container driver's batches run as Ray units against a stand-in planner_demo."""
     from partnr_adapters import habitat_simulator
     from partnr_adapters.habitat_simulator import run_habitat
-    from partnr_adapters.ray_executor import run_habitat_ray
 
     fake = fake_habitat_llm(tmp_path)
     python = tmp_path / "habitat-python"  # the container's interpreter, with habitat_llm on its path
@@ -226,13 +283,13 @@ def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", str(python))
     opts = dict(base_url="http://127.0.0.1:1/v1", batch_size=3)
     local = run_habitat("openai:m", DEMO_EPISODES, tmp_path / "local", **opts)
-    remote = run_habitat_ray("openai:m", DEMO_EPISODES, tmp_path / "ray", progress=False, **opts)
+    remote = run_habitat("openai:m", DEMO_EPISODES, tmp_path / "ray", executor="ray", progress=False, **opts)
     assert local.rows == remote.rows == 28 and remote.finished == 28 and not remote.problems
     a = frame(tmp_path / "local").drop(columns="run_id")
     b = frame(tmp_path / "ray").drop(columns="run_id")  # the driver's run id carries its start time
     assert a.equals(b) and not b.item_id.duplicated().any()
-    units = sorted(p.name for p in (tmp_path / "ray" / "partnr-shards").iterdir())
-    assert units == [f"unit-{i}" for i in range(10)]  # 28 variants in batches of 3
+    manifest = json.loads((tmp_path / "ray" / "partnr-results" / "framebench-run.json").read_text())
+    assert len(manifest["batches"]) == 10  # 28 variants in batches of 3, each a unit
 
 
 def test_executor_ray_without_ray_is_one_line(monkeypatch, tmp_path, capsys):
@@ -287,3 +344,52 @@ def test_local_instance_stays_on_loopback(cluster):
     """Every node of the local instance, and the address the drivers dial, is 127.0.0.1."""
     assert cluster.split(":")[0] == "127.0.0.1"
     assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
+
+
+def test_token_mode_only_when_a_token_is_here(monkeypatch, tmp_path):
+    """--ray-address sends Ray's token when one is available; an explicit RAY_AUTH_MODE wins;
+    the messages name what to do and never the token."""
+    from framebench.executors import cluster as fc
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    assert not fc.token_available()
+    fc.use_token_if_available()
+    assert "RAY_AUTH_MODE" not in os.environ
+    refused = ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+    log = "gcs_client.cc:210: Unauthenticated: RPC error: InvalidAuthToken: Authentication token is missing"
+    assert "no token is set here (set RAY_AUTH_TOKEN" in fc._first_line(refused, "10.0.0.1:6379", log)
+    assert "is a Ray head running there" in fc._first_line(refused, "10.0.0.1:6379", "")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "s3cr3t-token-value")
+    assert fc.token_available()
+    line = fc._first_line(refused, "10.0.0.1:6379", log)
+    assert "refused this driver's token" in line and "s3cr3t" not in line
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    fc.use_token_if_available()
+    assert os.environ["RAY_AUTH_MODE"] == "disabled"  # the user's choice stands
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    monkeypatch.delenv("RAY_AUTH_TOKEN")
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("x" * 32)
+    fc.use_token_if_available()  # Ray's token file counts
+    assert os.environ["RAY_AUTH_MODE"] == "token"
+    monkeypatch.delenv("RAY_AUTH_MODE")
+
+
+def test_resources_follow_the_engine_declaration():
+    """device -> resource request, with no engine named anywhere in the executors."""
+    from framebench.executors.resources import count_workers, engine_device, worker_options
+
+    gpus = {"CPU": 16, "GPU": 4}
+    assert engine_device("hf:/m") == "gpu" and engine_device("openai:x") == "remote"
+    assert engine_device("oracle", ("planner", "model")) == "cpu"
+    assert worker_options("gpu", gpus)["num_gpus"] == 1.0
+    assert "num_gpus" not in worker_options("gpu", {"CPU": 2})  # no GPUs: one CPU each
+    assert worker_options("remote", gpus)["num_cpus"] == 0.25
+    assert count_workers(worker_options("gpu", gpus), gpus, None) == 4
+    assert count_workers(worker_options("remote", {"CPU": 2}), {"CPU": 2}, None) == 8
+    habitat = worker_options("cpu", {"CPU": 8, "habitat": 2}, resources={"habitat": 1})
+    assert count_workers(habitat, {"CPU": 8, "habitat": 2}, None) == 2
+    source = "".join(p.read_text() for p in (REPO / "framebench" / "executors").glob("*.py"))
+    assert not any(f'"{name}"' in source for name in ("hf", "vllm", "smollm2", "openai", "baseline"))

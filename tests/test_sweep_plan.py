@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from framebench.cli import main
-from framebench.executors.sweep import read_plan
+from framebench.pipeline.sweep import read_plan
 from framebench.records import read_records
 
 DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from text_helpers import cli_exit_code, framingqa_items, make_varied_model, write_items
 
+from framebench.pipeline.text import run_text
 from framebench.records import read_records
-from text_eval.runner import run_text
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -196,12 +196,12 @@ def test_smollm2_on_demo_items(smollm2_dir, tmp_path):
 
 
 def test_calls_never_split_a_context(monkeypatch):
-    from text_eval import runner
+    from framebench.pipeline import text as runner
 
     monkeypatch.setattr(runner, "CALL_SIZE", 5)
     jobs = [runner.Job({"context_id": c}, f"{c}{i}", [], None) for c, n in (("a", 3), ("b", 3), ("c", 7), ("d", 1))
             for i in range(n)]
-    calls = runner._calls(jobs)
+    calls = runner.pack_calls(jobs)
     assert [[j.record_id for j in call] for call in calls] == [
         ["a0", "a1", "a2"], ["b0", "b1", "b2"], [f"c{i}" for i in range(7)], ["d0"]]
 

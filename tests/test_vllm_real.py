@@ -50,8 +50,8 @@ def model_dir(smollm2_dir) -> Path:
 def hf_runs(model_dir, law_data, tmp_path_factory):
     """``hf:`` on the same items, generate then constrained (the reference for both engines)."""
     from framebench.backends.hf import HFBackend
+    from framebench.pipeline.text import run_text
     from framebench.records import read_records
-    from text_eval.runner import run_text
 
     out = tmp_path_factory.mktemp("hf")
     backend = HFBackend(str(model_dir), spec=f"hf:{model_dir}", dtype="float32")
@@ -112,8 +112,8 @@ class _StoreWatch:
 
 
 def test_vllm_generate_equals_hf_and_stores_per_call(vllm_backend, hf_runs, law_data, tmp_path):
+    from framebench.pipeline.text import run_text
     from framebench.records import read_records
-    from text_eval.runner import run_text
 
     out = tmp_path / "vllm-generate"
     with _StoreWatch(vllm_backend, out) as watch:
@@ -132,8 +132,8 @@ def test_vllm_generate_equals_hf_and_stores_per_call(vllm_backend, hf_runs, law_
 
 
 def test_vllm_constrained_equals_hf_at_prefill_cost(vllm_backend, hf_runs, law_data, tmp_path):
+    from framebench.pipeline.text import run_text
     from framebench.records import read_records
-    from text_eval.runner import run_text
 
     out = tmp_path / "vllm-constrained"
     with _StoreWatch(vllm_backend, out) as watch:
@@ -194,8 +194,8 @@ def vllm_server(model_dir, vllm_backend):
 
 
 def test_openai_against_vllm_server(vllm_server, hf_runs, law_data, tmp_path, monkeypatch):
+    from framebench.pipeline.text import run_text
     from framebench.records import read_records
-    from text_eval.runner import run_text
 
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     run_text("openai:smollm2", law_data, tmp_path / "gen", base_url=vllm_server, progress=False)

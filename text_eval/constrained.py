@@ -99,3 +99,33 @@ def score_jobs(backend: Any, jobs: list[Any], store: Any, reasoning_key: Callabl
             job.probs = dict(p)
         store.put_many((j.key, j.record_id, {"probs": j.probs, "output": j.output or ""}) for j in call)
         on_done(call)
+
+
+class ConstrainedAnswers:
+    """The ``constrained`` answer mode (registered under ``framebench.answer_modes``): what the
+    text pipeline asks of it, over the functions above."""
+
+    name = "constrained"
+
+    def check_engine(self, spec: str) -> None:
+        """Before any data is read or model loaded: the engine declares it scores answers."""
+        check_engine(spec)
+
+    def check(self, backend: Any) -> None:
+        check_backend(backend)
+
+    def key_settings(self, job: Job) -> dict[str, Any]:
+        return scoring_settings(job)
+
+    def restore(self, job: Job, stored: Any) -> None:
+        """A stored result (the store sorts keys: the allowed answers' order, which breaks ties,
+        comes back from the suite)."""
+        job.output = stored["output"]
+        job.probs = {a: stored["probs"][a] for a in job_choices(job) if a in stored["probs"]}
+
+    def score(self, backend: Any, jobs: list[Any], store: Any, reasoning_key: Callable[[Any], str],
+              generate: Callable[[list[Any]], None], on_done: Callable[[list[Any]], None]) -> None:
+        score_jobs(backend, jobs, store, reasoning_key, generate, on_done)
+
+
+CONSTRAINED = ConstrainedAnswers()

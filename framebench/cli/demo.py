@@ -3,9 +3,7 @@
 Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks) and on the OMIT
 demo scenarios (M0, M1), each twice: free generation with strict parsing (the papers' protocol) and
 constrained answers (the probability of each allowed answer, which the report turns into
-framing-susceptibility shifts with intervals). Three MC questions per context (neutral, one
-correct-bias, one incorrect-bias) are also asked in their three other cyclic option orders (``datasets/demo/framingqa-rotated``, constrained answers
-only) for the report's option-position table (letter prior, position-balanced framing effect). On the demo robotics episodes (7 variants each) it
+framing-susceptibility shifts with intervals). On the demo robotics episodes (7 variants each) it
 runs SmolLM2 as a generating planner (first episode) and as the choice-scoring planner
 (``choice:smollm2``, every episode), with the oracle planner as a reference row. It adds the ``baseline:always-yes`` reference and writes the
 unified report. Every step goes through the public Python API and the runs' result stores, so a
@@ -43,10 +41,6 @@ def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int 
          lambda run: api.run_text(model, fqa, run, backend=shared(), progress=True)),
         ("FramingQA text, " + model + ", constrained answers", runs / "framingqa-model-constrained",
          lambda run: api.run_text(model, fqa, run, answer="constrained", backend=shared(), progress=True)),
-        ("FramingQA multiple choice in rotated option orders, " + model + ", constrained answers",
-         runs / "framingqa-rotated-constrained",
-         lambda run: api.run_text(model, DEMO / "framingqa-rotated", run, answer="constrained",
-                                  backend=shared(), progress=True)),
         ("FramingQA text, baseline:always-yes", runs / "framingqa-always-yes",
          lambda run: api.run_text("baseline:always-yes", fqa, run, progress=True)),
         ("OMIT M0 + M1, " + model, runs / "omit-model",
@@ -76,8 +70,6 @@ def demo(
                                                help="Demo episodes the choice planner runs (default: all 4)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
-    from rich.markup import escape
-
     from framebench import api
     from framebench.cli.text import summary_line
     from framebench.console import console as make_console
@@ -114,7 +106,7 @@ def demo(
     console.rule("[bold]Report")
     scored = api.score(run_dirs)
     for path in api.write_report(scored, report_dir):
-        console.print(f"wrote {escape(str(path))}")
+        console.print(f"wrote {path}")
     print_summary(scored.report, title="framebench score")
     console.print(f"\nDemo finished in {time.perf_counter() - started:.1f} s. Report: "
-                  f"[bold]{escape(str(report_dir / 'report.html'))}[/] (also report.md, report.json)")
+                  f"[bold]{report_dir / 'report.html'}[/] (also report.md, report.json)")

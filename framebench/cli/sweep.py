@@ -1,5 +1,5 @@
 """``framebench sweep PLAN.toml``: a plan of runs (models x datasets x conditions, planners x episode
-files) on Ray or locally, finished by one scored report (see framebench/executors/sweep.py)."""
+files) on Ray or locally, finished by one scored report (see framebench/pipeline/sweep.py)."""
 
 from pathlib import Path
 
@@ -15,7 +15,7 @@ def sweep(
 ) -> None:
     """Run every combination in the plan, then score all runs into OUT/report."""
     from framebench.executors import check_executor
-    from framebench.executors.sweep import read_plan, run_sweep
+    from framebench.pipeline.sweep import read_plan, run_sweep
 
     plan = read_plan(plan_file)
     if executor is not None:

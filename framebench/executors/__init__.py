@@ -1,17 +1,20 @@
-"""Where a run's units of work execute: ``local`` (this process, the default) or ``ray`` (a Ray cluster).
+"""Where a run's units execute: ``local`` (this process, the default) or ``ray`` (a Ray cluster).
 
-With ``ray`` the driver splits a run into units (text: whole contexts, one backend call each;
-embodied: whole episodes with all 7 framings, several per unit for cheap planners, see ``packing``;
-PARTNR: the container driver's batches), sends them to long-lived worker actors, and each worker
-writes what it finishes into its own store shard under ``RUN_DIR/shards/``. When every unit is
-done the driver merges the shards into ``RUN_DIR/store.sqlite`` and writes ``records.parquet``,
-``prompts.jsonl`` and ``run.json`` with the same code as a local run, so the records are identical.
-A worker killed mid-unit loses only its unit's unstored work (the unit is retried on a fresh
-worker, which serves what the dead one stored from its shard); a re-run after the driver was
-killed serves everything the shards hold.
+An executor does one thing (``base.Executor``): units in, result chunks out as they finish. The
+run's driver (``framebench.pipeline``) plans the units, stores every chunk the moment it arrives
+and writes the run folder; workers receive what a unit needs (its jobs, its episodes, its batch of
+a framed episode file) and return their results through the executor, never through a
+filesystem, so a Ray cluster needs no storage its nodes share. A worker killed mid-unit loses only
+what it had not yet returned: the driver re-plans the unit's unstored rest onto a fresh worker. A
+killed driver resumes from its own store when re-run.
+
+``resources`` turns an engine's declared device (``framebench.registry.Engine.device``) into a
+worker's resource request, ``packing`` sizes units of cheap atoms, ``cluster`` connects to Ray.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from framebench.errors import UserError
 
@@ -22,3 +25,19 @@ def check_executor(name: str) -> str:
     if name not in EXECUTORS:
         raise UserError(f"--executor: expected local or ray, got {name!r}")
     return name
+
+
+def make_executor(name: str = "local", ray_address: str | None = None, workers: int | None = None,
+                  **ray_options: Any) -> Any:
+    """The executor ``name`` (``--executor``); Ray options: ``gpus_per_worker``,
+    ``local_resources`` (custom resources of a local instance)."""
+    local_resources = ray_options.pop("local_resources", None)
+    if check_executor(name) == "ray":
+        from framebench.executors.cluster import require_ray
+        from framebench.executors.ray_pool import RayExecutor
+
+        require_ray(ray_address)
+        return RayExecutor(ray_address, workers, local_resources=local_resources, **ray_options)
+    from framebench.executors.local import LocalExecutor
+
+    return LocalExecutor()

@@ -82,14 +82,11 @@ def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: 
         measures[m.key] = {"a": _value(x[both].mean()) if both.any() else None,
                            "b": _value(y[both].mean()) if both.any() else None,
                            "diff": diff.estimate, "diff_ci": diff.interval(), "n": diff.n}
-    n = max(m["n"] for m in measures.values())
-    if n == 0:  # shared items, but no context with a value under both (e.g. no parsed OMIT pair)
-        return None
     test = None
-    if spec.test is not None and measures[spec.test]["n"]:
+    if spec.test is not None:
         result = stats.mcnemar_exact(va[spec.test].to_numpy(float), vb[spec.test].to_numpy(float))
         test = {"measure": spec.test, "b": result.b, "c": result.c, "p": result.p}
-    return {"model_a": a, "model_b": b, "n_contexts": n, "measures": measures, "test": test}
+    return {"model_a": a, "model_b": b, "n_contexts": len(va), "measures": measures, "test": test}
 
 
 def _groups(values: pd.DataFrame, group: tuple[str, ...]) -> Iterable[tuple[dict[str, str], pd.DataFrame]]:

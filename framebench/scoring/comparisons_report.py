@@ -42,8 +42,7 @@ def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
                "applied to both models). n: shared contexts.")
     if test:
         caption += (f" McNemar: exact two-sided test on the per-context 0/1 {labels.get(test, test)}; "
-                    "b = contexts where it is 1 under A only, c = under B only; p (Holm): adjusted "
-                    "across all "
+                    "b = contexts right under A only, c = under B only; p (Holm): adjusted across all "
                     f"{n_tests} tests of this report.")
     return Table(title=f"{part['title']}: model A vs model B", caption=caption + f" Definitions: {DOCS}",
                  header=header, rows=rows)

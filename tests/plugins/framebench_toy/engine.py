@@ -24,4 +24,5 @@ class KeywordBackend:
 
 KEYWORD = Engine("keyword", "model", lambda word, **options: KeywordBackend(word, **options),
                  options=(Option("shout", bool, "answer in capitals"),), arg_help="WORD",
-                 help="says Yes when the prompt contains WORD")
+                 help="says Yes when the prompt contains WORD",
+                 device="remote")  # scheduled as an API client: a fraction of a CPU per Ray worker

@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +93,11 @@ def _existing(path: Path, base: Path, entry: str, where: str) -> Path:
     return target
 
 
-def _conditions_of(dataset: Path) -> list[str]:
-    """The conditions the dataset's suite offers (``Suite.conditions_listing``; OMIT: M0, M1, ...),
-    empty for a suite without conditions."""
+def _is_omit(dataset: Path) -> bool:
     from framebench.items import ITEMS_FILE, read_items
-    from framebench.registry import suite
 
     items = read_items(dataset / ITEMS_FILE if dataset.is_dir() else dataset)
-    return [name for name, _ in suite(items[0]["suite"]).conditions_listing()] if items else []
+    return bool(items) and items[0]["suite"] == "omit"
 
 
 def read_plan(path: Path) -> Plan:
@@ -127,12 +123,11 @@ def read_plan(path: Path) -> Plan:
     if "text" in raw:
         text = _check_keys(path, raw["text"], TEXT_KEYS, "text")
         options = {k: text[k] for k in ("limit", "batch_size", "concurrency", "base_url") if k in text}
-        chosen = _strings(path, text, "conditions", "text", required=False)
+        conditions = _strings(path, text, "conditions", "text", required=False) or ["M0"]
         for model in _strings(path, text, "models", "text"):
             for entry in _strings(path, text, "datasets", "text"):
                 data = _existing(path, base, entry, "text.datasets")
-                offered = _conditions_of(data)  # default: the first (the baseline)
-                for condition in ((chosen or offered[:1]) if offered else [""]):
+                for condition in (conditions if _is_omit(data) else [""]):
                     name = "__".join(filter(None, (_slug(model), _slug(entry), condition)))
                     runs.append(SweepRun("text", model, data, out / "text" / name, condition, options))
     if "embodied" in raw:
@@ -152,27 +147,26 @@ def read_plan(path: Path) -> Plan:
 
 
 def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool) -> None:
-    """One run of the plan, through the registered text runners and the symbolic simulator engine
-    (what ``framebench text`` and ``framebench embodied`` run)."""
-    from framebench.registry import build_engine, runner
+    """One run of the plan, through the text pipeline and the symbolic simulator engine (what
+    ``framebench text`` and ``framebench embodied`` run)."""
+    from framebench.pipeline.text import run_text
+    from framebench.registry import build_engine
 
     opts = run.options
-    cluster = dict(ray_address=ray_address, workers=workers) if executor == "ray" else {}
+    cluster = dict(executor=executor, ray_address=ray_address, ray_workers=workers)
     if run.kind == "text":
-        runner("text_ray" if executor == "ray" else "text")(
-            run.spec, run.data, run.out, limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
-            concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
-            conditions=run.condition or None, progress=progress, **cluster)
+        run_text(run.spec, run.data, run.out, limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
+                 concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
+                 conditions=run.condition or None, progress=progress, **cluster)
         return
     from framebench.simulation import SimulationSettings
 
     sim = build_engine("symbolic", "simulator")
-    remote = partial(sim.ray_runner(), **cluster) if executor == "ray" else None
     defaults = SimulationSettings()
     settings = SimulationSettings(replan_cap=opts.get("replan_cap", defaults.replan_cap),
                                   max_new_tokens=opts.get("max_new_tokens", defaults.max_new_tokens),
                                   limit=opts.get("limit"))
-    sim.run(run.spec, run.data, run.out, settings, progress=progress, remote=remote)
+    sim.run(run.spec, run.data, run.out, settings, progress=progress, **cluster)
 
 
 def run_sweep(plan: Plan, report: Any, progress: bool = True, echo=print) -> list[Path]:

@@ -1,0 +1,73 @@
+"""``--executor local``: one worker in this process, units one after the other."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, timed
+
+_END = object()
+
+
+def streamed(work: Callable[[Callable[[Any], None]], None]) -> Iterator[Any]:
+    """What ``work(emit)`` emits, yielded as it is emitted: ``work`` runs in a thread, so a
+    backend that reports its batches through a callback (``on_batch``) streams them, one chunk
+    per batch. An exception in ``work`` is raised here, after what it emitted before."""
+    box: queue.Queue = queue.Queue()
+
+    def target() -> None:
+        try:
+            work(box.put)
+        except BaseException as exc:  # handed to the consumer, re-raised there
+            box.put((_END, exc))
+        else:
+            box.put((_END, None))
+
+    threading.Thread(target=target, daemon=True, name="framebench-unit").start()
+    while True:
+        value = box.get()
+        if isinstance(value, tuple) and len(value) == 2 and value[0] is _END:
+            if value[1] is not None:
+                raise value[1]
+            return
+        yield value
+
+
+class LocalExecutor:
+    """Builds the recipe's worker here and runs every unit on it, in order."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self.worker: Worker | None = None
+        self.stats = Stats()
+
+    def start(self, recipe: Recipe) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        self.worker = recipe.build(*recipe.args)
+        meta = self.worker.meta()
+        self.stats.setup_seconds += time.perf_counter() - t0
+        return meta
+
+    def execute(self, units: Sequence[Unit], remaining: Any = None) -> Iterator[Chunk]:
+        """``remaining`` (the unit's unstored rest, for retries) is unused: a failure here ends the run."""
+        assert self.worker is not None, "start() first"
+        t0 = time.perf_counter()
+        try:
+            for unit in units:
+                for chunk in timed(self.worker.run(unit)):
+                    self.stats.add(chunk)
+                    yield chunk
+                self.stats.units += 1
+        finally:
+            self.stats.seconds += time.perf_counter() - t0
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "workers": 1, **self.stats.as_dict()}
+
+    def close(self) -> None:
+        self.worker = None
