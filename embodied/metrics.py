@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from framebench.scoring.stats import wilson
 from framebench.vocabulary import LEVELS
 
 MEASURES = {"completion": "percent_complete", "replans": "replans", "steps": "sim_steps"}
@@ -54,7 +55,9 @@ def _strict(views: pd.DataFrame, direction: str) -> pd.DataFrame:
     rows = views[in_set]
     qualifies = rows.groupby([*KEY, "context_id"], sort=False)["success"].transform("all")
     episodes = rows.assign(q=qualifies).groupby([*KEY, "context_id"], sort=False)["q"].first()
-    out = pd.DataFrame({f"completion_strict_{direction}": episodes.groupby(level=KEY).mean()})
+    grouped = episodes.groupby(level=KEY)
+    out = pd.DataFrame({f"completion_strict_{direction}": grouped.mean(),
+                        f"_k_{direction}": grouped.sum(), f"_n_{direction}": grouped.size()})
     counted = rows[qualifies.to_numpy()]
     for measure, column in MEASURES.items():
         if measure != "completion":
@@ -88,6 +91,10 @@ def score_embodied(df: pd.DataFrame) -> dict[str, Any]:
     report: dict[str, Any] = {}
     for (model, row), values in table.iterrows():  # one iteration per report row, not per record
         entry = {c: (None if pd.isna(values.get(c)) else float(values[c])) for c in columns}
+        for d in DIRECTIONS:  # strict completion: a Wilson interval over episodes
+            n = values.get(f"_n_{d}")
+            entry[f"completion_strict_{d}_ci"] = (None if pd.isna(n) else
+                                                  wilson(float(values[f"_k_{d}"]), int(n)))
         entry["n_episodes"] = int(values["n_episodes"])
         report.setdefault(model, {})[row] = entry
     return {model: dict(sorted(rows.items(), key=lambda kv: order.index(kv[0])))

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from framebench.scoring.figures import DIRECTION_COLORS, as_value, grouped_bars, plt
-from framebench.scoring.formatting import as_number, n_cell, num, pct, points, small_n_note
+from framebench.scoring.formatting import as_number, n_cell, num, pct, pct_ci, points, small_n_note
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.view import MISSING, Table, ordered
 
@@ -38,7 +38,8 @@ EMBODIED_CAPTIONS = {
     "completion": "Task completion: share of the episode's evaluation propositions satisfied at the "
     "end (PARTNR percent complete), averaged over variants. Strict: share of episodes whose every "
     "variant in the set (its 3 correct-bias, 3 incorrect-bias, or all 6 biased variants; at one "
-    "level the 1 or 2 there) succeeds. " + _EMBODIED_SETS,
+    "level the 1 or 2 there) succeeds; brackets: its 95 % Wilson interval over episodes "
+    "(docs/statistics.md#wilson-intervals). " + _EMBODIED_SETS,
     "replans": "Replans: LLM planner calls per variant, the first call and the final Done[] call "
     "included (PARTNR's replanning_count; at most the replan cap + 1). Mean over variants; strict: "
     f"mean over the variants of the episodes counted in strict completion ({MISSING} when none "
@@ -60,8 +61,9 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     for model in ordered(emb):
         for row in ordered(emb[model], EMBODIED_ROWS):
             values = emb[model][row]
-            rows.append([model, EMBODIED_ROWS.get(row, row), n_cell(values.get("n_episodes")),
-                         *(fmt(values.get(k)) for k in keys)])
+            cells = [pct_ci(values.get(k), values.get(f"{k}_ci")) if k.startswith("completion_strict")
+                     else fmt(values.get(k)) for k in keys]
+            rows.append([model, EMBODIED_ROWS.get(row, row), n_cell(values.get("n_episodes")), *cells])
     if not rows:
         return None
     return Table(
@@ -137,7 +139,7 @@ def embodied_headline_rows(embodied: Mapping[str, Any]) -> list[list[str]]:
         c, i = as_number(o.get("completion_mean_correct")), as_number(o.get("completion_mean_incorrect"))
         rows.append([model, "Robotics (completion)", n_cell(o.get("n_episodes")), pct(c), pct(i),
                      points(None if c is None or i is None else c - i), MISSING,
-                     pct(o.get("completion_strict_all"))])
+                     pct_ci(o.get("completion_strict_all"), o.get("completion_strict_all_ci"))])
     return rows
 
 

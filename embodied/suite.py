@@ -7,6 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+import pyarrow as pa
+
+from framebench.records import SuiteRecords
 from framebench.suite import Suite
 
 
@@ -28,6 +32,9 @@ def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias:
 @dataclass
 class EmbodiedSuite(Suite):
     headline_note = "Robotics: n counts episodes, accuracy is mean task completion."
+
+    def task_help(self, task: str) -> str:
+        return "PARTNR-style household episodes under framed instructions"
 
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
         from embodied.metrics import score_embodied
@@ -92,8 +99,24 @@ class EmbodiedSuite(Suite):
 
 
 EVALUATION_META = "embodied_evaluation"  # the report meta's key: model -> evaluation modes
+CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous")  # an episode's constraint type
+
+
+def episode_row_problems(rows):
+    """An episode's completion is a share."""
+    completion = pd.to_numeric(rows["percent_complete"], errors="coerce")
+    yield rows["percent_complete"].notna() & ~completion.between(0.0, 1.0), \
+        "column 'percent_complete' must lie in [0, 1]"
+
+
+EMBODIED_RECORDS = SuiteRecords(
+    formats={"episode": ()},  # no gold or answer: the simulator's evaluation scores the episode
+    columns={"constraint": (pa.string(), ""), "percent_complete": (pa.float64(), None),
+             "success": (pa.bool_(), None), "sim_steps": (pa.int64(), None), "replans": (pa.int64(), None)},
+    enums={"constraint": (*CONSTRAINTS, "")}, check=episode_row_problems,
+    column_order=20)  # the layout records files have always had
 EMBODIED = EmbodiedSuite(
-    "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, formats=("episode",),
+    "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, records=EMBODIED_RECORDS,
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "constraint",
                        "percent_complete", "success", "sim_steps", "replans"),
     result_columns=("percent_complete", "success"))

@@ -92,14 +92,15 @@ class Scored:
         return self.runs.prompts
 
 
-def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> Scored:
+def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, force: bool = False) -> Scored:
     """Read and validate the runs and compute every registered report part's entry (each suite's
-    metrics, provenance, headline, ...)."""
+    metrics, provenance, headline, ...); ``force``: score folders whose files do not match their
+    run.json hashes too (``Scored.runs.warnings``)."""
     from framebench.runs import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.compute import compute_report
 
-    runs = load_runs([Path(d) for d in run_dirs])
+    runs = load_runs([Path(d) for d in run_dirs], force=force)
     return Scored(compute_report(runs, N_RESAMPLES if n_resamples is None else n_resamples), runs)
 
 

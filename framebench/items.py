@@ -13,100 +13,89 @@ from typing import Any
 from framebench import records
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
-from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS
+from framebench.vocabulary import NEUTRAL
 
 ITEMS_FILE = "items.jsonl"
 
-# Fields every item carries. ``text`` is the context (scenario), ``question`` the framed question
-# as asked, ``options`` the MC option texts in A-D order ([] for binary).
+# Fields every item carries; a suite requires more (``Suite.item_fields``) and may allow optional
+# ones (``Suite.item_extras``). ``question`` is the framed question as asked.
 ITEM_FIELDS: dict[str, type] = {
     "item_id": str,
     "context_id": str,
     "suite": str,
     "task": str,
     "format": str,
-    "bias": str,
-    "level": str,
-    "form": str,
-    "variant": str,
-    "option": str,
-    "distractor": str,
-    "slot": str,
-    "gold": str,
-    "text": str,
     "question": str,
-    "options": list,
 }
-# Optional (OMIT): frame = action|omission, conflicts = "|"-joined labels.
-OPTIONAL_FIELDS: dict[str, type] = {"frame": str, "conflicts": str}
 
 
 def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
     where = f"{source}: line {line}"
     if not isinstance(item, dict):
         raise UserError(f"{where}: an item must be a JSON object")
-    for name, typ in ITEM_FIELDS.items():
-        if name not in item:
-            raise UserError(f"{where}: item {item.get('item_id', '?')!r} is missing field '{name}'")
-        if not isinstance(item[name], typ):
-            raise UserError(f"{where}: item {item.get('item_id', '?')!r}: field '{name}' must be {typ.__name__}")
-    for name, typ in OPTIONAL_FIELDS.items():
-        if name in item and not isinstance(item[name], typ):
-            raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' must be {typ.__name__}")
+    _check_types(item, ITEM_FIELDS, where, required=True)
+    suite = _text_suite(item, f"{where}: item {item['item_id']!r}")
+    _check_types(item, dict(suite.item_fields), where, required=True)
+    _check_types(item, dict(suite.item_extras), where, required=False)
     for name, allowed in records.enums().items():
         if name in item and item[name] not in allowed:
             raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' has unknown value {item[name]!r}")
-    _check_consistency(item, f"{where}: item {item['item_id']!r}")
+    _check_consistency(item, suite, f"{where}: item {item['item_id']!r}")
     return item
 
 
-# which tasks and formats each suite's items may have: the registered text suites' (embodied
-# episodes are not items)
-MIN_OPTIONS, MAX_OPTIONS = 2, len(MC_ANSWERS)
+def _check_types(item: dict[str, Any], fields: dict[str, type], where: str, required: bool) -> None:
+    for name, typ in fields.items():
+        if name not in item:
+            if required:
+                raise UserError(f"{where}: item {item.get('item_id', '?')!r} is missing field '{name}'")
+            continue
+        if not isinstance(item[name], typ):
+            raise UserError(f"{where}: item {item.get('item_id', '?')!r}: field '{name}' must be {typ.__name__}")
 
 
-def _check_consistency(item: dict[str, Any], where: str) -> None:
-    """Agreement between fields: suite/task/format, gold among the options, level with bias."""
+def _text_suite(item: dict[str, Any], where: str) -> Any:
+    """The registered suite whose text items these are (its name in the item's ``suite``)."""
+    from framebench.registry import ordered_suites
+
+    text_suites = {s.name: s for s in ordered_suites() if s.text_items}
+    found = text_suites.get(item["suite"])
+    if found is None:
+        raise UserError(f"{where}: field 'suite': {item['suite']!r} items are not text items "
+                        f"(use {' or '.join(text_suites)})")
+    return found
+
+
+def _check_consistency(item: dict[str, Any], suite: Any, where: str) -> None:
+    """Agreement between fields: task and format of the suite, no other suite's fields, framing
+    level with bias, then the suite's own checks (``Suite.check_item``)."""
     for name in ("item_id", "context_id", "question"):
         if not item[name].strip():
             raise UserError(f"{where}: field '{name}' must not be empty")
-    suite = item["suite"]
-    SUITE_TASKS, SUITE_FORMATS = records.suite_tasks(text_only=True), records.suite_formats(text_only=True)  # noqa: N806
-    if suite not in SUITE_TASKS:
-        raise UserError(f"{where}: field 'suite': {suite!r} items are not text items (use {' or '.join(SUITE_TASKS)})")
-    if item["task"] not in SUITE_TASKS[suite]:
-        raise UserError(f"{where}: field 'task': {item['task']!r} is not a {suite} task "
-                        f"(expected {', '.join(SUITE_TASKS[suite])})")
-    if item["format"] not in SUITE_FORMATS[suite]:
-        raise UserError(f"{where}: field 'format': {suite} items are {' or '.join(SUITE_FORMATS[suite])}, "
+    tasks, formats = suite.task_names(), suite.formats
+    if item["task"] not in tasks:
+        raise UserError(f"{where}: field 'task': {item['task']!r} is not a {suite.name} task "
+                        f"(expected {', '.join(tasks)})")
+    if item["format"] not in formats:
+        raise UserError(f"{where}: field 'format': {suite.name} items are {' or '.join(formats)}, "
                         f"got {item['format']!r}")
-    options = item["options"]
-    if any(not isinstance(o, str) or not o.strip() for o in options):
-        raise UserError(f"{where}: field 'options' must hold non-empty strings")
-    if (item["bias"] == "neutral") != (item["level"] == ""):
+    for name in _extras_of_other_suites(suite):
+        if item.get(name):
+            raise UserError(f"{where}: field '{name}': only items of the suites that declare it have one")
+    if "bias" in item and (item["bias"] == NEUTRAL) != (item.get("level", "") == ""):
         raise UserError(f"{where}: field 'level' must be empty exactly when bias is neutral "
-                        f"(bias {item['bias']!r}, level {item['level']!r})")
-    if suite == "omit":
-        if item["bias"] != "neutral":
-            raise UserError(f"{where}: field 'bias': OMIT items are neutral")
-        if item.get("frame") not in ("action", "omission"):
-            raise UserError(f"{where}: field 'frame': OMIT items need frame action or omission")
-        if options:
-            raise UserError(f"{where}: field 'options': OMIT items have none")
-        return
-    if item.get("frame"):
-        raise UserError(f"{where}: field 'frame': only OMIT items have a frame")
-    if item["format"] == "binary":
-        if options:
-            raise UserError(f"{where}: field 'options': binary items have none (got {len(options)})")
-        allowed = BINARY_ANSWERS
-    else:
-        if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
-            raise UserError(f"{where}: field 'options': mc items need {MIN_OPTIONS}-{MAX_OPTIONS} options, "
-                            f"got {len(options)}")
-        allowed = MC_ANSWERS[: len(options)]
-    if item["gold"] not in allowed:
-        raise UserError(f"{where}: field 'gold' must be one of {', '.join(allowed)}, got {item['gold']!r}")
+                        f"(bias {item['bias']!r}, level {item.get('level', '')!r})")
+    problem = suite.check_item(item)
+    if problem:
+        name, message = problem
+        raise UserError(f"{where}: field '{name}': {message}")
+
+
+def _extras_of_other_suites(suite: Any) -> set[str]:
+    from framebench.registry import ordered_suites
+
+    own = set(suite.item_fields) | set(suite.item_extras)
+    return {f for s in ordered_suites() if s.name != suite.name for f in s.item_extras} - own
 
 
 def read_items(path: str | Path) -> list[dict[str, Any]]:

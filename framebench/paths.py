@@ -47,3 +47,19 @@ def check_out_file(out: Path, flag: str = "--out") -> Path:
         raise UserError(f"{flag} {out}: is a folder; name a file")
     check_out_folder(out.parent, flag)
     return out
+
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def display_path(path: str | Path) -> str:
+    """A path as reports show it: relative to the working directory, else to the project (the
+    demo's own datasets), else as given; never this machine's absolute path when avoidable."""
+    given = Path(path)
+    if not given.is_absolute():
+        return str(given)
+    resolved = given.resolve()
+    for base in (Path.cwd().resolve(), PROJECT_ROOT):
+        if base.parent != base and resolved.is_relative_to(base):  # never relative to "/"
+            return str(resolved.relative_to(base)) or "."
+    return str(given)

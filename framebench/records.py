@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,14 @@ from framebench.vocabulary import (
 )
 
 RECORDS_FILE = "records.parquet"
+# Written into every records file's parquet metadata. 1: files from before the field (read as
+# they are); 2: the open contract (core columns plus the registered suites' columns).
+SCHEMA_VERSION = 2
+VERSION_KEY = b"framebench.records_schema_version"
 
-# column -> arrow type, in contract order
-COLUMNS: dict[str, pa.DataType] = {
+# The core columns every row has (column -> arrow type, in contract order); the registered
+# suites' own columns come between ``output`` and the trailing core columns.
+CORE_COLUMNS: dict[str, pa.DataType] = {
     "run_id": pa.string(),
     "model": pa.string(),
     "suite": pa.string(),
@@ -50,42 +56,25 @@ COLUMNS: dict[str, pa.DataType] = {
     "parse": pa.string(),
     "correct": pa.bool_(),
     "output": pa.string(),
-    "frame": pa.string(),
-    "condition": pa.string(),
-    "conflicts": pa.string(),
-    "constraint": pa.string(),
-    "percent_complete": pa.float64(),
-    "success": pa.bool_(),
-    "sim_steps": pa.int64(),
-    "replans": pa.int64(),
-    "answer_mode": pa.string(),
-    "answer_probs": pa.string(),
 }
-SCHEMA = pa.schema([pa.field(name, typ) for name, typ in COLUMNS.items()])
+TRAILING_COLUMNS: dict[str, pa.DataType] = {"answer_mode": pa.string(), "answer_probs": pa.string()}
 
-FORMATS = ("binary", "mc", "episode")
 PARSES = ("ok", "unparsed", "refusal")
-FRAMES = ("action", "omission", "")
-CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous", "")
 ANSWER_MODES = ("generate", "constrained", "")
 
-# ``suite`` and ``task`` take the values the registered suites declare (``known_suites``,
-# ``known_tasks``); the other enumerated columns are fixed here.
-ENUMS: dict[str, tuple[str, ...]] = {
-    "format": FORMATS,
+# ``suite``, ``task`` and ``format`` take the values the registered suites declare; these
+# enumerated core columns are fixed here (a suite adds the enums of its own columns).
+CORE_ENUMS: dict[str, tuple[str, ...]] = {
     "bias": (NEUTRAL, *BIASES),
     "level": (*LEVELS, ""),
     "form": (*FORMS, ""),
     "variant": (*PHRASINGS, ""),  # the phrasing (Q1-Q3); the column keeps its first name
     "parse": PARSES,
-    "frame": FRAMES,
-    "constraint": CONSTRAINTS,
     "answer_mode": ANSWER_MODES,
 }
-CONDITION_PATTERN = r"^(M\d+)?$"
 
 # Defaults for columns a suite does not use, so producers only fill what they know.
-DEFAULTS: dict[str, Any] = {
+CORE_DEFAULTS: dict[str, Any] = {
     "level": "",
     "form": "",
     "variant": "",
@@ -97,40 +86,117 @@ DEFAULTS: dict[str, Any] = {
     "parse": "ok",
     "correct": False,
     "output": "",
-    "frame": "",
-    "condition": "",
-    "conflicts": "",
-    "constraint": "",
-    "percent_complete": None,
-    "success": None,
-    "sim_steps": None,
-    "replans": None,
     "answer_mode": "",
     "answer_probs": "",
 }
 # Columns added after the first records files were written: a file without them reads as if they
 # held their defaults (answer_mode "" = not a text run or written before answer modes existed).
 LATER_COLUMNS = ("answer_mode", "answer_probs")
-REQUIRED = [c for c in COLUMNS if c not in DEFAULTS]
+NON_EMPTY = ("run_id", "model", "context_id", "item_id")
+# The answer sets of the standard formats, for a suite that names its formats only.
+STANDARD_ANSWERS: dict[str, tuple[str, ...]] = {"binary": BINARY_ANSWERS, "mc": MC_ANSWERS}
+
+RowCheck = Callable[[pd.DataFrame], Iterable[tuple[pd.Series, str]]]
+
+
+@dataclass(frozen=True)
+class SuiteRecords:
+    """What a suite's rows carry beyond the core columns (``Suite.records``).
+
+    ``formats``: each ``format`` value its rows may have -> the answers ``gold`` and ``answer``
+    may hold there (``()``: both stay empty, e.g. an episode); ``gold_optional``: gold may also be
+    empty (a question without a right answer). ``columns``: its own columns, name -> (arrow type,
+    default); other suites' rows hold the default of a text column. ``enums``: the allowed values
+    of its own columns (the default included). ``check``: its rows -> (bad rows, message) pairs,
+    for what the declarations cannot say. ``column_order``: where its columns go among the
+    suites' columns in a records file (low first; ties in registration order).
+    """
+
+    formats: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    columns: Mapping[str, tuple[pa.DataType, Any]] = field(default_factory=dict)
+    enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    gold_optional: bool = False
+    check: RowCheck | None = None
+    column_order: int = 50  # where its columns go among the suites' (low first), so a file's layout is stable
+
+
+@dataclass(frozen=True)
+class RecordsSchema:
+    """The records contract the validator checks against: the core columns merged with every
+    suite's declarations (``build_schema``)."""
+
+    columns: dict[str, pa.DataType]
+    defaults: dict[str, Any]
+    enums: dict[str, tuple[str, ...]]
+    suites: dict[str, tuple[tuple[str, ...], SuiteRecords]]  # name -> (tasks, declarations)
+
+    @property
+    def arrow(self) -> pa.Schema:
+        return pa.schema([pa.field(name, typ) for name, typ in self.columns.items()])
+
+    @property
+    def required(self) -> list[str]:
+        return [c for c in self.columns if c not in self.defaults]
+
+    def owner(self, column: str) -> str | None:
+        """The suite that declares ``column`` (None: a core column)."""
+        return next((name for name, (_, decl) in self.suites.items() if column in decl.columns), None)
+
+
+def build_schema(suites: Mapping[str, tuple[Sequence[str], SuiteRecords]]) -> RecordsSchema:
+    """The contract for these suites (name -> (tasks, declarations), in column order)."""
+    columns, defaults = dict(CORE_COLUMNS), dict(CORE_DEFAULTS)
+    enums = {"suite": tuple(suites), "task": tuple(dict.fromkeys(t for tasks, _ in suites.values() for t in tasks)),
+             "format": tuple(dict.fromkeys(f for _, decl in suites.values() for f in decl.formats)),
+             **CORE_ENUMS}
+    for name, (_, decl) in sorted(suites.items(), key=lambda kv: kv[1][1].column_order):
+        for column, (typ, default) in decl.columns.items():
+            if column in columns or column in TRAILING_COLUMNS:
+                raise TypeError(f"suite {name!r} declares record column {column!r}, which already exists")
+            columns[column], defaults[column] = typ, default
+        enums.update(decl.enums)
+    columns.update(TRAILING_COLUMNS)
+    return RecordsSchema(columns, defaults, enums,
+                         {name: (tuple(tasks), decl) for name, (tasks, decl) in suites.items()})
+
+
+_registered: list[tuple[int, RecordsSchema]] = []
+
+
+def registered_schema() -> RecordsSchema:
+    """The contract of the registered suites (``framebench.registry``; rebuilt when the registry
+    is refreshed)."""
+    from framebench.registry import ordered_suites, suites
+
+    key = id(suites())
+    if not _registered or _registered[0][0] != key:
+        schema = build_schema({s.name: (s.task_names(), s.records) for s in ordered_suites()})
+        _registered[:] = [(key, schema)]
+    return _registered[0][1]
+
+
+def __getattr__(name: str) -> Any:
+    """``COLUMNS``, ``SCHEMA``, ``DEFAULTS``, ``REQUIRED``: the registered contract's."""
+    views = {"COLUMNS": lambda s: s.columns, "SCHEMA": lambda s: s.arrow, "DEFAULTS": lambda s: s.defaults,
+             "REQUIRED": lambda s: s.required}
+    if name in views:
+        return views[name](registered_schema())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def known_suites() -> tuple[str, ...]:
     """The registered suites' names (``framebench.registry``)."""
-    from framebench.registry import ordered_suites
-
-    return tuple(s.name for s in ordered_suites())
+    return registered_schema().enums["suite"]
 
 
 def known_tasks() -> tuple[str, ...]:
     """Every task a registered suite declares, in suite order."""
-    from framebench.registry import ordered_suites
-
-    return tuple(dict.fromkeys(t for s in ordered_suites() for t in s.task_names()))
+    return registered_schema().enums["task"]
 
 
 def enums() -> dict[str, tuple[str, ...]]:
-    """Each enumerated column's allowed values."""
-    return {"suite": known_suites(), "task": known_tasks(), **ENUMS}
+    """Each enumerated column's allowed values (registered contract)."""
+    return dict(registered_schema().enums)
 
 
 class RecordsError(UserError):
@@ -138,29 +204,35 @@ class RecordsError(UserError):
 
 
 def make_row(**fields: Any) -> dict[str, Any]:
-    """A complete record row: defaults filled in, unknown keys rejected."""
-    unknown = set(fields) - set(COLUMNS)
+    """A complete record row of the registered contract: defaults filled in, unknown keys
+    rejected."""
+    schema = registered_schema()
+    unknown = set(fields) - set(schema.columns)
     if unknown:
         raise ValueError(f"unknown record field(s): {sorted(unknown)}")
-    missing = [c for c in REQUIRED if c not in fields]
+    missing = [c for c in schema.required if c not in fields]
     if missing:
         raise ValueError(f"record is missing required field(s): {missing}")
-    return {c: fields.get(c, DEFAULTS.get(c)) for c in COLUMNS}
+    return {c: fields.get(c, schema.defaults.get(c)) for c in schema.columns}
 
 
-def to_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pa.Table:
-    """Rows (dicts or a frame) as an arrow table in the contract schema, validated."""
-    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=list(COLUMNS))
-    for col, default in DEFAULTS.items():
+def to_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, schema: RecordsSchema | None = None) -> pa.Table:
+    """Rows (dicts or a frame) as an arrow table in the contract schema, validated; the table
+    carries the records schema version in its metadata."""
+    schema = schema or registered_schema()
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=list(schema.columns))
+    for col, default in schema.defaults.items():
         if col not in df.columns:
             df[col] = default
-    validate_frame(df, source="<records>")
-    return pa.Table.from_pandas(df[list(COLUMNS)], schema=SCHEMA, preserve_index=False)
+    validate_frame(df, source="<records>", schema=schema)
+    arrow = schema.arrow.with_metadata({VERSION_KEY: str(SCHEMA_VERSION).encode()})
+    return pa.Table.from_pandas(df[list(schema.columns)], schema=arrow, preserve_index=False)
 
 
-def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str | Path) -> Path:
+def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str | Path,
+                  schema: RecordsSchema | None = None) -> Path:
     """Write ``run_dir/records.parquet`` atomically (temp file + rename: never half-written)."""
-    table = to_table(rows)
+    table = to_table(rows, schema)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     target = run_dir / RECORDS_FILE
@@ -176,8 +248,19 @@ def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str
     return target
 
 
-def read_records(path: str | Path) -> pd.DataFrame:
-    """Read and validate a records file (or a run directory holding one)."""
+def schema_version(table: pa.Table) -> int:
+    """The records schema version a file was written with (1: before the field existed)."""
+    raw = (table.schema.metadata or {}).get(VERSION_KEY)
+    try:
+        return int(raw) if raw is not None else 1
+    except ValueError:
+        return 0  # unreadable: reported as such
+
+
+def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.DataFrame:
+    """Read and validate a records file (or a run directory holding one) against a contract
+    (default: the registered suites')."""
+    schema = schema or registered_schema()
     path = Path(path)
     if path.is_dir():
         path = path / RECORDS_FILE
@@ -187,13 +270,18 @@ def read_records(path: str | Path) -> pd.DataFrame:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several types for unreadable files
         raise RecordsError(f"{path}: not a readable parquet file ({exc})") from None
-    for col in LATER_COLUMNS:
+    version = schema_version(table)
+    if not 1 <= version <= SCHEMA_VERSION:
+        raise RecordsError(f"{path}: records schema version {version} is not one this framebench reads "
+                           f"(1-{SCHEMA_VERSION}; upgrade framebench)")
+    columns = schema.columns
+    for col in [*LATER_COLUMNS, *(_absent_suite_columns(table, schema) if version >= 2 else ())]:
         if col not in table.column_names:
-            table = table.append_column(col, pa.array([DEFAULTS[col]] * table.num_rows, type=COLUMNS[col]))
-    missing = [c for c in COLUMNS if c not in table.column_names]
+            table = table.append_column(col, pa.array([schema.defaults[col]] * table.num_rows, type=columns[col]))
+    missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise RecordsError(f"{path}: missing column '{missing[0]}'")
-    for name, typ in COLUMNS.items():
+    for name, typ in columns.items():
         actual = table.schema.field(name).type
         if not _compatible(actual, typ):
             column = table.column(name).to_pandas()
@@ -203,16 +291,25 @@ def read_records(path: str | Path) -> pd.DataFrame:
                 f"{path}: row {row}: column '{name}' has type {shown} "
                 f"(value {column.iloc[row]!r}), expected {typ}"
             )
-    table = _cast_to_contract(table.select(list(COLUMNS)), path)
+    table = _cast_to_contract(table.select(list(columns)), path, columns)
     df = table.to_pandas()
-    validate_frame(df, source=str(path))
+    validate_frame(df, source=str(path), schema=schema)
     return df
 
 
-def _cast_to_contract(table: pa.Table, path: Path) -> pa.Table:
+def _absent_suite_columns(table: pa.Table, schema: RecordsSchema) -> list[str]:
+    """The columns of suites that have no row in the file: a file written where such a suite was
+    not installed lacks them, and reads as if they held their defaults."""
+    if "suite" not in table.column_names:
+        return []
+    present = set(table.column("suite").to_pylist())
+    return [c for name, (_, decl) in schema.suites.items() if name not in present for c in decl.columns]
+
+
+def _cast_to_contract(table: pa.Table, path: Path, columns: Mapping[str, pa.DataType]) -> pa.Table:
     """Every column in its contract type; a value that does not fit (an unsigned integer beyond
     int64) is named by row and column instead of wrapping around or escaping as an arrow error."""
-    for name, typ in COLUMNS.items():
+    for name, typ in columns.items():
         column = table.column(name)
         if column.type == typ:
             continue
@@ -250,15 +347,17 @@ def _first_uncastable(column: pd.Series, typ: pa.DataType) -> int:
     return 0
 
 
-def validate_frame(df: pd.DataFrame, source: str) -> None:
-    """Check a records frame; raise one clear line naming source, row and column."""
-    for col in REQUIRED:
+def validate_frame(df: pd.DataFrame, source: str, schema: RecordsSchema | None = None) -> None:
+    """Check a records frame against a contract (default: the registered suites'); raise one
+    clear line naming source, row and column."""
+    schema = schema or registered_schema()
+    for col in schema.required:
         if col not in df.columns:
             raise RecordsError(f"{source}: missing column '{col}'")
         bad = df[col].isna()
         if bad.any():
             raise RecordsError(f"{source}: row {int(bad.to_numpy().argmax())}: column '{col}' is empty")
-    for col, allowed in enums().items():
+    for col, allowed in schema.enums.items():
         values = df[col].fillna("")
         bad = ~values.isin(allowed)
         if bad.any():
@@ -267,12 +366,7 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
                 f"{source}: row {row}: column '{col}' has unknown value {values.iloc[row]!r} "
                 f"(allowed: {', '.join(repr(a) for a in allowed)})"
             )
-    cond = df["condition"].fillna("").astype(str)
-    bad = ~cond.str.match(CONDITION_PATTERN)
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
-        raise RecordsError(f"{source}: row {row}: column 'condition' has unknown value {cond.iloc[row]!r}")
-    for col in ("correct", "success"):
+    for col in (c for c, typ in schema.columns.items() if pa.types.is_boolean(typ)):
         values = df[col]
         if pd.api.types.is_bool_dtype(values.dtype):
             continue
@@ -280,16 +374,19 @@ def validate_frame(df: pd.DataFrame, source: str) -> None:
         if bad.any():
             row = int(bad.to_numpy().argmax())
             raise RecordsError(f"{source}: row {row}: column '{col}' must be a boolean")
-    _check_agreement(df, source)
-    _validate_answer_probs(df, source)
-    pc = pd.to_numeric(df["percent_complete"], errors="coerce")
-    bad = df["percent_complete"].notna() & ~pc.between(0.0, 1.0)
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
-        raise RecordsError(f"{source}: row {row}: column 'percent_complete' must lie in [0, 1]")
+    _check_agreement(df, source, schema)
+    _validate_answer_probs(df, source, schema)
+    for name, (_, decl) in schema.suites.items():
+        if decl.check is None:
+            continue
+        rows = df["suite"] == name
+        if not rows.any():
+            continue
+        for bad, message in decl.check(df[rows]):
+            _first_bad(source, bad.reindex(df.index, fill_value=False), message)
 
 
-# which tasks, formats, golds and answers each suite's rows may have
+# which tasks and formats each suite's rows (and items) may have
 def suite_tasks(text_only: bool = False) -> dict[str, tuple[str, ...]]:
     """Each registered suite's tasks (``text_only``: the suites whose items are text items)."""
     from framebench.registry import ordered_suites
@@ -300,11 +397,7 @@ def suite_tasks(text_only: bool = False) -> dict[str, tuple[str, ...]]:
 def suite_formats(text_only: bool = False) -> dict[str, tuple[str, ...]]:
     from framebench.registry import ordered_suites
 
-    return {s.name: s.formats for s in ordered_suites() if s.text_items or not text_only}
-
-
-FORMAT_ANSWERS = {"binary": BINARY_ANSWERS, "mc": MC_ANSWERS, "episode": ()}
-NON_EMPTY = ("run_id", "model", "context_id", "item_id")
+    return {s.name: tuple(s.records.formats) for s in ordered_suites() if s.text_items or not text_only}
 
 
 def _first_bad(source: str, bad: pd.Series, message: str) -> None:
@@ -313,34 +406,36 @@ def _first_bad(source: str, bad: pd.Series, message: str) -> None:
         raise RecordsError(f"{source}: row {row}: {message}")
 
 
-def _check_agreement(df: pd.DataFrame, source: str) -> None:
-    """Rows agree with themselves: suite/task/format, OMIT frame+condition, gold/answer per format."""
+def _check_agreement(df: pd.DataFrame, source: str, schema: RecordsSchema) -> None:
+    """Rows agree with themselves and their suite: task and format, the suite's own columns only
+    on its rows, gold and answer from the format's answer set."""
     for col in NON_EMPTY:
         _first_bad(source, df[col].astype(str).str.strip() == "", f"column '{col}' is empty")
     suite, task, fmt = df["suite"], df["task"], df["format"]
     ok_task = pd.Series(False, index=df.index)
     ok_format = pd.Series(False, index=df.index)
-    tasks_of, formats_of = suite_tasks(), suite_formats()
-    for name, tasks in tasks_of.items():
+    for name, (tasks, decl) in schema.suites.items():
         ok_task |= (suite == name) & task.isin(tasks)
-        ok_format |= (suite == name) & fmt.isin(formats_of[name])
+        ok_format |= (suite == name) & fmt.isin(tuple(decl.formats))
     _first_bad(source, ~ok_task, "column 'task' does not belong to the row's suite "
-               + "; ".join(f"{k}: {', '.join(v)}" for k, v in tasks_of.items()))
+               + "; ".join(f"{k}: {', '.join(tasks)}" for k, (tasks, _) in schema.suites.items()))
     _first_bad(source, ~ok_format, "column 'format' does not fit the row's suite "
-               + "; ".join(f"{k}: {', '.join(v)}" for k, v in formats_of.items()))
-    frame, cond = df["frame"].fillna(""), df["condition"].fillna("")
-    omit = suite == "omit"
-    _first_bad(source, omit & ~frame.isin(("action", "omission")), "OMIT rows need frame action or omission")
-    _first_bad(source, omit & (cond == ""), "OMIT rows need a condition (M0, M1, ...)")
-    _first_bad(source, ~omit & ((frame != "") | (cond != "")), "only OMIT rows have a frame and a condition")
+               + "; ".join(f"{k}: {', '.join(d.formats)}" for k, (_, d) in schema.suites.items()))
+    for name, (_, decl) in schema.suites.items():
+        for column, (_typ, default) in decl.columns.items():
+            values = df[column]
+            set_here = values.notna() if default is None else values.fillna(default) != default
+            _first_bad(source, (suite != name) & set_here, f"column '{column}' is {name}'s: other suites' rows leave it "
+                       f"{'empty' if default is None else repr(default)}")
     gold, answer = df["gold"].fillna(""), df["answer"].fillna("")
-    for name, allowed in FORMAT_ANSWERS.items():
-        rows = fmt == name
-        gold_ok = gold.isin(allowed) | (omit & (gold == "")) if allowed else gold == ""
-        _first_bad(source, rows & ~gold_ok, f"column 'gold' must be one of {', '.join(allowed) or '(empty)'} "
-                   f"for {name} rows")
-        _first_bad(source, rows & ~(answer.isin(allowed) | (answer == "")),
-                   f"column 'answer' must be one of {', '.join(allowed) or '(empty)'} for {name} rows")
+    for name, (_, decl) in schema.suites.items():
+        for fmt_name, allowed in decl.formats.items():
+            rows = (suite == name) & (fmt == fmt_name)
+            gold_ok = (gold.isin(allowed) | (gold == "") & decl.gold_optional) if allowed else gold == ""
+            _first_bad(source, rows & ~gold_ok, f"column 'gold' must be one of "
+                       f"{', '.join(allowed) or '(empty)'} for {fmt_name} rows")
+            _first_bad(source, rows & ~(answer.isin(allowed) | (answer == "")),
+                       f"column 'answer' must be one of {', '.join(allowed) or '(empty)'} for {fmt_name} rows")
 
 
 def encode_answer_probs(probs: Mapping[str, float] | None) -> str:
@@ -360,12 +455,12 @@ def decode_answer_probs(cell: Any) -> dict[str, float]:
     return {str(k): float(v) for k, v in json.loads(cell).items()}
 
 
-def _validate_answer_probs(df: pd.DataFrame, source: str) -> None:
-    """``answer_probs``: "" or a JSON object of allowed answers (Yes/No or A-D) -> numbers in [0, 1]
-    summing to 1 (within 1e-4); only on ``constrained`` rows."""
+def _validate_answer_probs(df: pd.DataFrame, source: str, schema: RecordsSchema) -> None:
+    """``answer_probs``: "" or a JSON object of allowed answers (any declared answer set) ->
+    numbers in [0, 1] summing to 1 (within 1e-4); only on ``constrained`` rows."""
     import json
 
-    allowed = set(BINARY_ANSWERS) | set(MC_ANSWERS)
+    allowed = {a for _, decl in schema.suites.values() for answers in decl.formats.values() for a in answers}
     modes = df["answer_mode"].fillna("")
     for row, (cell, mode) in enumerate(zip(df["answer_probs"].fillna(""), modes, strict=True)):
         if cell == "":
@@ -392,14 +487,23 @@ def _validate_answer_probs(df: pd.DataFrame, source: str) -> None:
 CONSTRAINED_SUFFIX = " [constrained]"
 
 
+def model_label(model: str, answer_mode: str = "") -> str:
+    """The one name a scored model goes by everywhere (console summaries, report.md/html/json,
+    ``framebench view``): the records' ``model``, plus " [constrained]" for constrained answers,
+    so a model's generate and constrained rows are never shown or scored as one (idempotent)."""
+    if answer_mode == "constrained" and not model.endswith(CONSTRAINED_SUFFIX):
+        return model + CONSTRAINED_SUFFIX
+    return model
+
+
 def label_answer_modes(df: pd.DataFrame) -> pd.DataFrame:
-    """Constrained rows get ``model`` + " [constrained]", so a model's generate and constrained
-    rows are scored and shown as two models and never mixed (idempotent)."""
-    if "answer_mode" not in df.columns:
+    """Records with ``model`` replaced by ``model_label`` (a copy when any label changes); every
+    reader that shows or scores models goes through here."""
+    if "answer_mode" not in df.columns or df.empty:
         return df
-    constrained = (df["answer_mode"] == "constrained") & ~df["model"].str.endswith(CONSTRAINED_SUFFIX)
-    if not constrained.any():
+    labels = [model_label(m, a) for m, a in zip(df["model"], df["answer_mode"].fillna(""), strict=True)]
+    if all(a == b for a, b in zip(labels, df["model"], strict=True)):
         return df
     df = df.copy()
-    df.loc[constrained, "model"] = df.loc[constrained, "model"] + CONSTRAINED_SUFFIX
+    df["model"] = labels
     return df

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_FILE = "run.json"
+SEAL_KEY = "sha256"  # run.json's seal: the hash of its own content (framebench.integrity checks it)
 
 
 def now_iso() -> str:
@@ -123,13 +124,13 @@ def _host() -> str:
 
 def write_run_info(run_dir: str | Path, *, run_id: str, model: str, fingerprint: str,
                    decoding: dict[str, Any], dataset_hash: str, started: str,
-                   **extra: Any) -> Path:
+                   code: str | None = None, **extra: Any) -> Path:
     """Write run.json with the contract fields (plus any extra, e.g. chat_template_hash).
 
     On a resumed run the first invocation's ``started``/``finished``/``host`` stay at the top and
     every invocation is appended to ``history`` (when, where, what it generated)."""
     finished = now_iso()
-    version = code_version()
+    version = code or code_version()  # ``code``: what made records no code computed (authored ones)
     entry = {"started": started, "finished": finished, "host": _host(), "code_version": version,
              **{k: extra[k] for k in ("n_generated", "n_from_store", "seconds") if k in extra}}
     previous = read_run_info(run_dir)
@@ -153,4 +154,27 @@ def write_run_info(run_dir: str | Path, *, run_id: str, model: str, fingerprint:
         "host": first["host"],
         "history": [*history, entry],
     }
-    return write_json_atomic(info, Path(run_dir) / RUN_FILE)
+    return write_sealed(info, run_dir)
+
+
+def content_seal(info: dict[str, Any]) -> str:
+    """sha256 of run.json's content without its seal, as it reads back from the file."""
+    body = json.loads(json.dumps({k: v for k, v in info.items() if k != SEAL_KEY}, default=str))
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def sealed(info: dict[str, Any]) -> dict[str, Any]:
+    return {**info, SEAL_KEY: content_seal(info)}
+
+
+def write_sealed(info: dict[str, Any], run_dir: str | Path) -> Path:
+    """Write run.json sealed with the hash of its content (checked by ``framebench.integrity``)."""
+    return write_json_atomic(sealed(info), Path(run_dir) / RUN_FILE)
+
+
+def update_run_info(run_dir: str | Path, **fields: Any) -> Path:
+    """Add fields to an existing run.json, sealed again (what a producer learns after writing it)."""
+    path = Path(run_dir) / RUN_FILE
+    info = json.loads(path.read_text(encoding="utf-8"))
+    return write_sealed({**info, **fields}, run_dir)

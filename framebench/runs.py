@@ -57,6 +57,7 @@ class RunInfo:
     simulator: str = ""  # embodied runs: "symbolic" or "habitat"
     model_info: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    code: str = ""  # run.json code_version when no code computed the answers ("authored ..."); "" = this checkout
 
     def fields(self) -> dict[str, Any]:
         """The producer-level fields of run.json (``write_run_info`` adds code version, host,
@@ -87,16 +88,24 @@ class RunSummary:
 
 
 def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
-              prompts: Iterable[tuple[str, str]], info: RunInfo) -> Path:
-    """Write a run folder's records, prompts and run.json, each atomically, records first (the
-    records are validated before anything is written)."""
+              prompts: Iterable[tuple[str, str]], info: RunInfo,
+              files: Mapping[str, Any] | None = None) -> Path:
+    """Write a run folder's records, prompts, the producer's own ``files`` (name -> JSON value)
+    and run.json, each atomically, records first (validated before anything is written) and
+    run.json last, holding the sha256 of each (``framebench.integrity``)."""
+    from framebench.integrity import FILES_KEY, file_hashes
+    from framebench.runinfo import write_json_atomic
+
     out = Path(out)
     write_records(rows, out)
     write_text_atomic("".join(json.dumps({"item_id": item_id, "prompt": prompt}, ensure_ascii=False) + "\n"
                               for item_id, prompt in prompts), out / PROMPTS_FILE)
+    for name, value in (files or {}).items():
+        write_json_atomic(value, out / name)
+    hashes = file_hashes(out, [RECORDS_FILE, PROMPTS_FILE, *(files or {})])
     write_run_info(out, run_id=info.run_id, model=info.model, fingerprint=info.fingerprint,
                    decoding=dict(info.decoding), dataset_hash=info.dataset_hash, started=info.started,
-                   **info.fields())
+                   code=info.code or None, **info.fields(), **{FILES_KEY: hashes})
     return out
 
 
@@ -129,11 +138,12 @@ class RunFolder:
 class Runs:
     """What scoring reads: every folder's records concatenated, with a model's constrained rows
     labelled as a model of their own (``label_answer_modes``, applied once, here), the prompts
-    (``item_id -> prompt``) and the folders."""
+    (``item_id -> prompt``), the folders, and the integrity warnings of folders read with ``force``."""
 
     records: pd.DataFrame
     prompts: Mapping[str, str] = field(default_factory=dict)
     folders: tuple[RunFolder, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, records: pd.DataFrame, prompts: Mapping[str, str] | None = None,
@@ -153,15 +163,20 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
-def load_runs(run_dirs: list[Path]) -> Runs:
-    """All runs' records (validated) concatenated, their prompts and run.json files."""
+def load_runs(run_dirs: list[Path], force: bool = False) -> Runs:
+    """All runs' records (validated) concatenated, their prompts and run.json files; each
+    folder's files are checked against the hashes in its run.json first (``force``: mismatches
+    become ``Runs.warnings``)."""
     import pandas as pd
 
-    folders, prompts = [], {}
+    from framebench.integrity import verify_run
+
+    folders, prompts, warnings = [], {}, []
     for run_dir in run_dirs:
         run_dir = Path(run_dir)
         if not run_dir.is_dir():
             raise UserError(f"{run_dir}: no such run folder")
+        warnings += verify_run(run_dir, force=force)
         # a model's constrained rows are scored as their own model: labelled once, here
         rows = label_answer_modes(read_records(run_dir))
         folders.append(RunFolder(run_dir, read_run_json(run_dir), rows))
@@ -177,4 +192,4 @@ def load_runs(run_dirs: list[Path]) -> Runs:
             f"record for model {row['model']!r}, item {row['item_id']!r}"
             f"{f', condition {row.condition!r}' if row['condition'] else ''} appears twice "
             f"(run {row['run_id']!r}): score each run once")
-    return Runs(df, prompts, tuple(folders))
+    return Runs(df, prompts, tuple(folders), tuple(warnings))

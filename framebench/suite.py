@@ -14,10 +14,11 @@ The text runner (``framebench text``) serves every suite whose items carry its n
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from framebench.backends.base import Chat, Decoding
+from framebench.records import STANDARD_ANSWERS, SuiteRecords
 from framebench.scoring.parts import Figure, RecordsView, ReportInput, ReportPart, SummaryTable
 
 if TYPE_CHECKING:
@@ -65,7 +66,9 @@ class Suite(ReportPart, RecordsView):
     """Base class with the defaults; a suite overrides what it uses.
 
     ``name`` is the records' ``suite`` value and the report.json key; ``tasks`` the ``task``
-    values its records may carry; ``order`` places its report section (low first).
+    values its records may carry; ``order`` places its report section (low first); ``records``
+    its part of the records contract (formats and answer sets, own columns and vocabularies, a
+    row check: ``framebench.records.SuiteRecords``).
     How the drill-down and the viewer sum up its records: ``RecordsView``.
     """
 
@@ -76,8 +79,19 @@ class Suite(ReportPart, RecordsView):
     drilldown_columns: tuple[str, ...] = ()
     formats: tuple[str, ...] = ()  # the ``format`` values its records and items may carry
     selection: dict[str, Any] = field(default_factory=dict)
+    records: SuiteRecords = field(default_factory=SuiteRecords)  # its part of the records contract
+    item_fields: Mapping[str, type] = field(default_factory=dict)  # fields its items must carry
+    item_extras: Mapping[str, type] = field(default_factory=dict)  # fields its items may carry
     result_columns: tuple[str, str] = ("answer", "correct")
     stage = 0
+
+    def __post_init__(self) -> None:
+        """``formats`` and ``records.formats`` say the same: a suite that names only its formats
+        gets the standard answer sets of those (``framebench.records.STANDARD_ANSWERS``)."""
+        if self.records.formats:
+            self.formats = self.formats or tuple(self.records.formats)
+        else:
+            self.records = replace(self.records, formats={f: STANDARD_ANSWERS.get(f, ()) for f in self.formats})
 
     @property
     def text_items(self) -> bool:
@@ -88,9 +102,21 @@ class Suite(ReportPart, RecordsView):
         """The ``task`` values its records may carry (default: ``tasks``)."""
         return self.tasks
 
+    def task_help(self, task: str) -> str:
+        """One line on a task (``framebench list tasks``; default: the suite's title)."""
+        return self.title
+
     # ---- text suites: items -> jobs -> records
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         raise NotImplementedError(f"suite {self.name!r} has no text jobs")
+
+    def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:
+        """(field, problem) when an item of this suite is inconsistent (``items.jsonl``); the
+        default: a ``gold`` answer must be one of its format's answers."""
+        allowed = self.records.formats.get(item["format"], ())
+        if allowed and "gold" in item and item["gold"] not in allowed:
+            return "gold", f"must be one of {', '.join(allowed)}, got {item['gold']!r}"
+        return None
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
         """The record row for a job whose ``output`` is set (``framebench.records.make_row``)."""

@@ -214,7 +214,7 @@ def _shown(value: Any) -> str:
 
 
 def episode_constraint(episode: dict[str, Any], source: str) -> str:
-    from framebench.records import CONSTRAINTS
+    from embodied.suite import CONSTRAINTS
 
     info = episode.get("info") if isinstance(episode.get("info"), dict) else {}
     constraint = info.get("constraint_type", DEFAULT_CONSTRAINT) or DEFAULT_CONSTRAINT
@@ -230,7 +230,7 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
     from embodied.suite import episode_row
     from framebench.paths import child_path
-    from framebench.runinfo import file_sha256, now_iso, write_json_atomic
+    from framebench.runinfo import file_sha256, now_iso
     from framebench.runs import RunInfo, run_id_for, write_run
     from partnr_adapters.frame import load_episode_file, parse_framed_id
 
@@ -285,8 +285,8 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
         simulator="habitat",
         extra={"results_dir": str(output_dir.resolve()), "evaluation": MODE_HABITAT,
                "partnr": manifest.get("partnr") or {},
-               "finished_episodes": report.finished, "problem_episodes": len(report.problems)}))
-    write_json_atomic(report.problems, out / CRASH_FILE)
+               "finished_episodes": report.finished, "problem_episodes": len(report.problems)}),
+        files={CRASH_FILE: report.problems})
     return report
 
 

@@ -60,3 +60,24 @@ def test_unknown_answer_mode_is_a_user_error():
     assert answer_mode("constrained") is CONSTRAINED
     with pytest.raises(UserError, match="no answer mode 'nope'"):
         answer_mode("nope")
+
+
+def test_cycles_through_lazy_and_type_checking_imports_count(tmp_path):
+    """The contracts see imports inside functions and under TYPE_CHECKING (both hid the old
+    records -> registry -> suite -> records cycle), and pyproject.toml keeps them counted."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert config["exclude_type_checking_imports"] is False
+    probe = tmp_path / "fb_cycle"
+    probe.mkdir()
+    (probe / "__init__.py").write_text("")
+    (probe / "a.py").write_text("def f():\n    from fb_cycle import b  # noqa\n")
+    (probe / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fb_cycle import a  # noqa\n")
+    ini = tmp_path / "contracts.ini"
+    ini.write_text("[importlinter]\nroot_packages =\n    fb_cycle\nexclude_type_checking_imports = False\n\n"
+                   "[importlinter:contract:cycles]\nname = probe\ntype = acyclic_siblings\n"
+                   "ancestors =\n    fb_cycle\n")
+    proc = subprocess.run([*LINT, "--no-cache", "--config", str(ini)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "BROKEN" in proc.stdout, proc.stdout + proc.stderr

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from framebench import registry
@@ -208,3 +209,68 @@ def test_omit_conditions_group_keeps_its_first_name(monkeypatch):
         assert found["M8"] is m8 and list(found) == ["M0", "M1", "M2", "M3", "M4", "M8"]
     finally:
         omit_conditions.conditions.cache_clear()
+
+
+# (review, gold stars): count:★ answers the stars the review shows
+REVIEWS = [("★★★★ solid", "4"), ("★★ meh", "4"), ("★★★ fine", "4"), ("★★★★★ love it", "5"), ("no stars", "1")]
+
+
+def rating_items(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"item_id": f"r{k}", "context_id": f"r{k}", "suite": "rating", "task": "reviews",
+                         "format": "stars", "gold": gold, "question": f"How many stars? {text}"})
+             for k, (text, gold) in enumerate(REVIEWS)]
+    (folder / "items.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_a_suite_with_its_own_answer_format_through_every_output(toy_plugin, tmp_path, capsys):
+    """A 1-5 star rating with a numeric gold, right within one star, and a column of its own:
+    registered through entry points only, it runs, validates, scores and shows everywhere."""
+    from framebench.viewer.app import create_app
+    from framebench.viewer.data import load_run_data
+
+    run, report_dir = tmp_path / "run", tmp_path / "report"
+    assert cli(["text", "--model", "count:★", "--data", str(rating_items(tmp_path / "items")),
+                "--out", str(run), "--quiet"]) == 0
+    shown = capsys.readouterr().out
+    assert "summary: Star ratings" in shown and "count:★" in shown
+    df = read_records(run)  # validated against the merged contract
+    # answers 4, 2, 3, 5, 0 -> off by 0, 2, 1, 0; "0" is no rating (unparsed)
+    assert df.answer.tolist() == ["4", "2", "3", "5", ""] and df.format.unique().tolist() == ["stars"]
+    assert df.stars_off.tolist()[:4] == [0, 2, 1, 0] and pd.isna(df.stars_off.iloc[4])
+    assert df.correct.tolist() == [True, False, True, True, False]
+
+    assert cli(["score", str(run), "--out", str(report_dir)]) == 0
+    assert "summary: Star ratings" in capsys.readouterr().out
+    report = json.loads((report_dir / "report.json").read_text())
+    assert report["rating"] == {"count:★": {"n": 5, "within_one": 0.6, "mean_off": 0.75}}
+    assert "| count:★ | 5 | 60.0 | 0.75 |" in (report_dir / "report.md").read_text()
+    html = (report_dir / "report.html").read_text()
+    assert "Star ratings" in html and "4/5 rated, off by 3 star(s)" not in html  # one line per context
+    assert "1/1 rated, off by 2 star(s)" in html and "How many stars? ★★ meh" in html
+
+    client = create_app(load_run_data([run])).test_client()
+    page = client.get("/?suite=rating").get_data(as_text=True)
+    assert "r1" in page and "How many stars? ★★ meh" in page
+    context = client.get("/context?suite=rating&id=r1").get_data(as_text=True)
+    assert "★★ meh" in context and "0/1 correct" not in context  # the suite's own summary, not FramingQA's
+    assert "Star ratings" in client.get("/report").get_data(as_text=True)
+
+
+def test_the_contract_rejects_what_the_suite_declares_wrong(toy_plugin, tmp_path):
+    from framebench.records import RecordsError, make_row, validate_frame
+
+    row = dict(run_id="r", model="m", suite="rating", task="reviews", format="stars", context_id="c",
+               item_id="i", bias="neutral", gold="4", answer="3", correct=True, stars_off=1)
+    validate_frame(pd.DataFrame([make_row(**row)]), "x")
+    for change, message in [({"answer": "7"}, "column 'answer' must be one of 1, 2, 3, 4, 5 for stars rows"),
+                            ({"format": "binary"}, "column 'format' does not fit the row's suite"),
+                            ({"correct": False}, "column 'correct' must say whether stars_off <= 1")]:
+        with pytest.raises(RecordsError, match=message):
+            validate_frame(pd.DataFrame([make_row(**{**row, **change})]), "x")
+    parity = {**row, "suite": "parity", "task": "parity", "format": "binary", "gold": "Yes", "answer": "Yes",
+              "stars_off": None}
+    validate_frame(pd.DataFrame([make_row(**parity)]), "x")
+    with pytest.raises(RecordsError, match="column 'frame' is omit's: other suites' rows leave it ''"):
+        validate_frame(pd.DataFrame([make_row(**parity, frame="action")]), "x")

@@ -142,3 +142,41 @@ def test_bad_answer_probabilities_are_named(tmp_path, probs, problem):
     with pytest.raises(RecordsError, match=f"row 0: column 'answer_probs' .*{problem}"):
         write_records([row], tmp_path)
     assert not (tmp_path / "records.parquet").exists()
+
+
+def test_schema_version_is_written_and_older_files_still_read(tmp_path):
+    path = write_records([text_row(), episode_row()], tmp_path / "new")
+    assert pq.read_schema(path).metadata[records.VERSION_KEY] == str(records.SCHEMA_VERSION).encode()
+    table = pq.read_table(path)
+    old = tmp_path / "old"
+    old.mkdir()
+    pq.write_table(table.replace_schema_metadata(None), old / "records.parquet")  # as files before the field
+    assert records.schema_version(pq.read_table(old / "records.parquet")) == 1
+    assert read_records(old).equals(read_records(path))
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    pq.write_table(table.replace_schema_metadata({records.VERSION_KEY: b"99"}), newer / "records.parquet")
+    with pytest.raises(RecordsError, match="records schema version 99 is not one this framebench reads"):
+        read_records(newer)
+
+
+def test_the_validator_takes_its_vocabulary(tmp_path):
+    """One contract per call: a schema without the embodied suite refuses its rows and columns;
+    a version-2 file without a suite's rows may lack that suite's columns."""
+    registered = records.registered_schema()
+    text_only = records.build_schema({name: entry for name, entry in registered.suites.items()
+                                      if name != "embodied"})
+    assert "percent_complete" not in text_only.columns
+    frame = pd.DataFrame([text_row()])[list(text_only.columns)]
+    records.validate_frame(frame, "x", text_only)
+    with pytest.raises(RecordsError, match="column 'suite' has unknown value 'embodied'"):
+        records.validate_frame(pd.DataFrame([episode_row()]), "x", text_only)
+    path = write_records(frame, tmp_path, schema=text_only)  # written where embodied is not installed
+    assert "percent_complete" not in pq.read_schema(path).names
+    df = read_records(tmp_path)  # read with it installed: its columns hold their defaults
+    assert list(df.columns) == list(registered.columns) and df["percent_complete"].isna().all()
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    pq.write_table(pq.read_table(path).replace_schema_metadata(None), legacy / "records.parquet")
+    with pytest.raises(RecordsError, match="missing column 'constraint'"):  # version 1 had every column
+        read_records(legacy)

@@ -43,7 +43,7 @@ def test_report_json_meta_names_what_was_scored(scored):
     for run in runs:
         run_ids |= set(read_records(run)["run_id"])
     assert set(meta["run_ids"]) == run_ids and len(run_ids) == 4
-    assert [r["run_dir"] for r in meta["runs"]] == [str(r) for r in runs]
+    assert [r["run_dir"] for r in meta["runs"]] == [str(r) for r in runs[:3]] + ["datasets/demo/omit/personas"]
     assert meta["model_fingerprints"]["baseline:always-yes"] == "baseline:always-yes:v2"
     assert meta["model_fingerprints"]["oracle"] == "oracle-v1"
     items_sha = hashlib.sha256((data / "items.jsonl").read_bytes()).hexdigest()
@@ -54,7 +54,8 @@ def test_report_json_meta_names_what_was_scored(scored):
     assert omit["decoding"]["omit_M1"]["max_new_tokens"] == 160
     assert emb["decoding"]["replan_cap"] == 25 and "scripted planner" in emb["answer_mode"]
     assert "baseline" in text["answer_mode"] and "persona panel" in panel["answer_mode"]
-    assert all(r["started"] and r["finished"] and r["code_version"].startswith("0.1.0") for r in meta["runs"])
+    assert all(r["started"] and r["finished"] and r["code_version"].startswith("0.1.0") for r in meta["runs"][:3])
+    assert panel["code_version"].startswith("authored (hand-written persona answers")  # not a git state
 
 
 def test_markdown_and_html_lead_with_the_provenance(scored):
@@ -63,8 +64,9 @@ def test_markdown_and_html_lead_with_the_provenance(scored):
     head = md.split("\n## ", 1)[0]
     assert "_Generated " in head and "report schema version 1" in head
     assert "### Provenance: scored run folders" in head
-    for run in runs:
+    for run in runs[:3]:  # outside the working directory and the project: as given
         assert str(run) in head
+    assert "| datasets/demo/omit/personas |" in head and str(REPO) not in md  # the project's own folder
     html = (tmp / "report" / "report.html").read_text()
     assert html.index('class="provenance"') < html.index("<h2")
     assert "report schema version 1" in html and "baseline:always-yes:v2" in html

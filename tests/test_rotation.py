@@ -119,6 +119,9 @@ def test_fixed_order_metrics_ignore_rotated_rows():
     fixed = score_framingqa(df)["m"]["finance"]["mc"]
     assert fixed["n_rows"] == 4 and fixed["mean"] == 1.0  # rotation 0 only
     assert score_rotation(df[df["suite"] == "framingqa"]) == {}  # no rotation scored: no entry
+    # rotations without the fixed order (or with a gap) are no complete cycle: no entry either
+    assert score_rotation(df[df["suite"] == "framingqa_rotated"]) == {}
+    assert score_rotation(df[~df["item_id"].str.endswith("@r2")]) == {}
 
 
 DEMO_SLOTS = ("neutral", "correct/root/plain/Q1", "incorrect/root/plain/Q1/d1", "incorrect/root/plain/Q1/d2",

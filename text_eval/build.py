@@ -20,6 +20,7 @@ from framebench.items import validate_item, write_items
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
 from text_eval.answer_sheets import AnswerSheet, read_sheets, write_sheets
+from text_eval.build_result import BuildResult
 from text_eval.contexts import Context, Dropped
 from text_eval.domains import domain, task_names
 from text_eval.expansion import expand, expected_counts
@@ -38,17 +39,6 @@ class BuildOptions:
     review: Path | None = None  # llm generator: the review JSONL
     progress: bool = True
     rotate_options: bool = False  # add each MC item's cyclic option rotations (text_eval.rotation)
-
-
-@dataclass
-class BuildResult:
-    contexts: list[Context]
-    sheets: list[AnswerSheet]
-    items: list[dict[str, Any]]
-    dropped: list[Dropped]
-    notes: list[str]
-    pools: dict[str, Any]
-    seconds: float = 0.0
 
 
 def is_prepared(source: str) -> bool:

@@ -4,12 +4,10 @@ record with its reason, notes, and 20 rendered items per task for a human to rea
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from text_eval.build_result import BuildResult
 from text_eval.domains import domain, task_names
-
-if TYPE_CHECKING:
-    from text_eval.build import BuildResult
 
 SAMPLES_PER_TASK = 20
 SAMPLE_TEXT_WORDS = 80

@@ -111,16 +111,18 @@ def letter_prior(rows: pd.DataFrame) -> np.ndarray:
 
 
 def families(df: pd.DataFrame) -> pd.DataFrame:
-    """The FramingQA MC rows of fixed-order items with a rotation scored by the same model (the
-    fixed-order rows may come from another run of that model), and those rotations; columns
+    """The FramingQA MC rows of questions a model answered in a complete cycle of rotations
+    (rotation 0, whose rows may come from another run of that model, through the last); columns
     ``base``, ``rotation``, ``right`` added."""
     mc = df[df["suite"].isin([FIXED_SUITE, ROTATED_SUITE]) & (df["format"] == "mc")]
     if mc.empty:
         return mc.assign(base=[], rotation=[], right=[])
     mc = pd.concat([mc.reset_index(drop=True), rotation_index(mc["item_id"]).reset_index(drop=True)], axis=1)
-    rotated = mc[mc["rotation"] > 0].groupby("model")["base"].agg(set)
-    keep = [base in rotated.get(model, ()) for model, base in zip(mc["model"], mc["base"], strict=True)]
-    fam = mc[keep]
+    # a family counts when the model answered rotation 0 and every rotation up to the last one
+    # seen: only a complete cycle puts every option at every letter once (PriDe's balance)
+    seen = mc.groupby(["model", "base"])["rotation"].agg(lambda r: set(r) == set(range(max(r) + 1)) and max(r) > 0)
+    complete = set(seen[seen].index)
+    fam = mc[[key in complete for key in zip(mc["model"], mc["base"], strict=True)]]
     return fam.assign(right=(fam["correct"].fillna(False).astype(bool) & (fam["parse"] == "ok")).astype(float))
 
 

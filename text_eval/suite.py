@@ -10,10 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from framebench import records as rec
 from framebench.errors import UserError
+from framebench.records import SuiteRecords
 from framebench.scoring.view import ordered
 from framebench.suite import Job, Suite, TextOptions
+from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS, NEUTRAL
 
 TEXT_FORMATS = ("binary", "mc")
 
@@ -31,6 +35,23 @@ def answer_columns(job: Job) -> dict[str, Any]:
     return {"answer_mode": job.answer_mode, "answer_probs": rec.encode_answer_probs(job.probs)}
 
 
+# the fields of a FramingQA or OMIT text item beyond the core ones: ``text`` is the context
+# (scenario), ``options`` the MC option texts in A-D order ([] for binary)
+TEXT_ITEM_FIELDS: dict[str, type] = {
+    "bias": str, "level": str, "form": str, "variant": str, "option": str, "distractor": str,
+    "slot": str, "gold": str, "text": str, "options": list,
+}
+MIN_OPTIONS, MAX_OPTIONS = 2, len(MC_ANSWERS)
+
+
+DOMAIN_HELP = {
+    "law_issue_spotting": "LegalBench issue spotting: which legal area a situation raises",
+    "law_hearsay": "LegalBench hearsay: is the evidence hearsay",
+    "finance": "personal-finance posts (Stack Exchange): which product or step fits",
+    "medicine": "DiagnosisArena cases: which diagnosis fits",
+}
+
+
 @dataclass
 class FramingQASuite(Suite):
     def task_names(self) -> tuple[str, ...]:
@@ -38,6 +59,26 @@ class FramingQASuite(Suite):
         from text_eval.domains import task_names
 
         return task_names()
+
+    def task_help(self, task: str) -> str:
+        return DOMAIN_HELP.get(task, self.title)
+
+    def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:
+        """Binary items have no options; MC items 2-4, the gold among their letters."""
+        options = item["options"]
+        if any(not isinstance(o, str) or not o.strip() for o in options):
+            return "options", "must hold non-empty strings"
+        if item["format"] == "binary":
+            if options:
+                return "options", f"binary items have none (got {len(options)})"
+            allowed = BINARY_ANSWERS
+        else:
+            if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
+                return "options", f"mc items need {MIN_OPTIONS}-{MAX_OPTIONS} options, got {len(options)}"
+            allowed = MC_ANSWERS[: len(options)]
+        if item["gold"] not in allowed:
+            return "gold", f"must be one of {', '.join(allowed)}, got {item['gold']!r}"
+        return None
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         from text_eval.prompts import decoding_for, render_chat
@@ -132,6 +173,9 @@ class FramingQASuite(Suite):
 
 @dataclass
 class OmitSuite(Suite):
+    def task_help(self, task: str) -> str:
+        return "MoralChoice scenarios as action/omission frame pairs (OMIT)"
+
     def conditions(self, names: list[str]):
         from text_eval.omit_conditions import conditions
 
@@ -140,6 +184,18 @@ class OmitSuite(Suite):
             if name not in known:
                 raise UserError(f"--conditions: unknown condition {name!r} (known: {', '.join(known)})")
         return [known[name] for name in names]
+
+    def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:
+        """OMIT items are neutral scenarios in one frame, without options."""
+        if item["bias"] != NEUTRAL:
+            return "bias", "OMIT items are neutral"
+        if item.get("frame") not in ("action", "omission"):
+            return "frame", "OMIT items need frame action or omission"
+        if item["options"]:
+            return "options", "OMIT items have none"
+        if any(not isinstance(o, str) or not o.strip() for o in item["options"]):
+            return "options", "must hold non-empty strings"
+        return None
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         from framebench.backends.base import Decoding
@@ -167,8 +223,6 @@ class OmitSuite(Suite):
         )
 
     def answer_choices(self, job: Job) -> tuple[str, ...]:
-        from framebench.vocabulary import BINARY_ANSWERS
-
         return BINARY_ANSWERS
 
     def reasons_first(self, job: Job) -> bool:
@@ -282,11 +336,26 @@ class FramingQARotatedSuite(FramingQASuite):
 
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
-    tasks=(), order=10, formats=("binary", "mc"),
+    tasks=(), order=10, formats=("binary", "mc"), item_fields=TEXT_ITEM_FIELDS,
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
                        "answer", "parse", "correct"))
 FRAMINGQA_ROTATED = FramingQARotatedSuite(
     "framingqa_rotated", "FramingQA option position (rotated multiple choice)",
-    tasks=(), order=15, formats=("mc",), drilldown_columns=FRAMINGQA.drilldown_columns)
-OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, formats=("binary",),
+    tasks=(), order=15, formats=("mc",), item_fields=TEXT_ITEM_FIELDS,
+    drilldown_columns=FRAMINGQA.drilldown_columns)
+def omit_row_problems(rows):
+    """OMIT rows name their frame and their condition (``M<k>``)."""
+    condition = rows["condition"].fillna("").astype(str)
+    yield ~rows["frame"].isin(("action", "omission")), "OMIT rows need frame action or omission"
+    yield condition == "", "OMIT rows need a condition (M0, M1, ...)"
+    yield ~condition.str.fullmatch(r"M\d+"), "column 'condition' must be M<k> (M0, M1, ...) on OMIT rows"
+
+
+OMIT_RECORDS = SuiteRecords(
+    formats={"binary": BINARY_ANSWERS}, gold_optional=True,  # a scenario has no right answer
+    columns={"frame": (pa.string(), ""), "condition": (pa.string(), ""), "conflicts": (pa.string(), "")},
+    enums={"frame": ("action", "omission", "")}, check=omit_row_problems,
+    column_order=10)  # the layout records files have always had
+OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, records=OMIT_RECORDS,
+                 item_fields=TEXT_ITEM_FIELDS, item_extras={"frame": str, "conflicts": str},
                  drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"))

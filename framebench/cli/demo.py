@@ -70,6 +70,8 @@ def demo(
                                                help="Demo episodes the choice planner runs (default: all 4)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
+    from rich.markup import escape
+
     from framebench import api
     from framebench.cli.text import summary_line
     from framebench.console import console as make_console
@@ -106,7 +108,7 @@ def demo(
     console.rule("[bold]Report")
     scored = api.score(run_dirs)
     for path in api.write_report(scored, report_dir):
-        console.print(f"wrote {path}")
+        console.print(f"wrote {escape(str(path))}")
     print_summary(scored.report, title="framebench score")
     console.print(f"\nDemo finished in {time.perf_counter() - started:.1f} s. Report: "
-                  f"[bold]{report_dir / 'report.html'}[/] (also report.md, report.json)")
+                  f"[bold]{escape(str(report_dir / 'report.html'))}[/] (also report.md, report.json)")

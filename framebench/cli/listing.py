@@ -2,7 +2,7 @@
 
 Everything listed is read from the registries (the registered suites' tasks, the OMIT conditions
 with any registered interventions, the engines), so the list cannot drift from what the commands
-accept; ``TASK_HELP`` only adds a description to framebench's own tasks.
+accept; each task's description is its suite's (``Suite.task_help``).
 """
 
 from __future__ import annotations
@@ -13,16 +13,6 @@ from typing import Any
 import typer
 
 Entry = tuple[str, str]  # (name or spec, one-line description)
-
-TASK_HELP = {
-    "law_issue_spotting": ("framingqa", "binary, mc", "LegalBench issue spotting: which legal area a situation raises"),
-    "law_hearsay": ("framingqa", "binary, mc", "LegalBench hearsay: is the evidence hearsay"),
-    "finance": ("framingqa", "binary, mc", "personal-finance posts (Stack Exchange): which product or step fits"),
-    "medicine": ("framingqa", "binary, mc", "DiagnosisArena cases: which diagnosis fits"),
-    "omit": ("omit", "binary", "MoralChoice scenarios as action/omission frame pairs (OMIT)"),
-    "robotics": ("embodied", "episode", "PARTNR-style household episodes under framed instructions"),
-}
-
 
 FIRST = ("smollm2", "hf", "openai")  # the usual model choices lead the lists
 
@@ -37,15 +27,15 @@ def _engines(kind: str) -> list[Any]:
 def tasks() -> list[Entry]:
     from framebench.registry import ordered_suites
 
-    found: dict[str, list[Any]] = {}  # a task several suites share (FramingQA and its rotations) once
-    for suite in ordered_suites():
+    # the text suites' tasks (what ``framebench text`` runs) first; a task several suites share
+    # (FramingQA and its rotations) once, described by the first
+    found: dict[str, list[Any]] = {}
+    for suite in sorted(ordered_suites(), key=lambda s: not s.text_items):
         for task in suite.task_names():
             found.setdefault(task, []).append(suite)
-    known = list(TASK_HELP)
-    order = sorted(found, key=lambda t: known.index(t) if t in known else len(known))
-    return [(task, f"[{', '.join(s.name for s in found[task])}; {', '.join(found[task][0].formats)}] "
-                   f"{TASK_HELP.get(task, ('', '', found[task][0].title))[2]}")
-            for task in order]
+    return [(task, f"[{', '.join(s.name for s in suites)}; {', '.join(suites[0].formats)}] "
+                   f"{suites[0].task_help(task)}")
+            for task, suites in found.items()]
 
 
 def conditions() -> list[Entry]:

@@ -16,6 +16,8 @@ def score(
     viewer_url: str = typer.Option(None, "--viewer-url",
                                    help="Link report.html's tables to `framebench view` served at "
                                    "this URL, e.g. http://127.0.0.1:8765/"),
+    force: bool = typer.Option(False, "--force", help="Score runs whose files do not match the sha256 "
+                               "recorded in their run.json (changed after the run wrote them), with a warning."),
 ) -> None:
     """Score records and write the unified report."""
     from framebench import api
@@ -25,7 +27,9 @@ def score(
     check_out_folder(out)
     if viewer_url is not None and not viewer_url.startswith(("http://", "https://", "/")):
         raise UserError(f"--viewer-url: expected an http(s):// URL or a /path, got {viewer_url!r}")
-    scored = api.score(run_dirs)
+    scored = api.score(run_dirs, force=force)
+    for problem in scored.runs.warnings:
+        typer.echo(f"warning: {problem}", err=True)
     written = api.write_report(scored, out, viewer_url=viewer_url)
     from framebench.scoring.summary import print_summary
 

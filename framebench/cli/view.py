@@ -29,6 +29,8 @@ def view(
                                           help="Run folders holding records.parquet."),
     port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535,
                              help="Port on 127.0.0.1 (0: any free port)."),
+    force: bool = typer.Option(False, "--force", help="Show runs whose files do not match the sha256 "
+                               "recorded in their run.json (changed after the run wrote them), with a warning."),
 ) -> None:
     """Browse records in a local web app: filters, search, pagination, contexts side by side."""
     from werkzeug.serving import make_server
@@ -37,7 +39,9 @@ def view(
     from framebench.viewer.data import load_run_data
 
     _check_port(port)  # before loading: a busy port fails fast
-    data = load_run_data(run_dirs)
+    data = load_run_data(run_dirs, force=force)
+    for problem in data.integrity_warnings:
+        typer.echo(f"warning: {problem}", err=True)
     app = create_app(data)
     server = make_server(HOST, port, app, threaded=True)
     url = f"http://{HOST}:{server.server_port}/"

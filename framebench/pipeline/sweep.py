@@ -93,11 +93,14 @@ def _existing(path: Path, base: Path, entry: str, where: str) -> Path:
     return target
 
 
-def _is_omit(dataset: Path) -> bool:
+def _conditions_of(dataset: Path) -> list[str]:
+    """The conditions the dataset's suite offers (``Suite.conditions_listing``; OMIT: M0, M1, ...),
+    empty for a suite without conditions."""
     from framebench.items import ITEMS_FILE, read_items
+    from framebench.registry import suite
 
     items = read_items(dataset / ITEMS_FILE if dataset.is_dir() else dataset)
-    return bool(items) and items[0]["suite"] == "omit"
+    return [name for name, _ in suite(items[0]["suite"]).conditions_listing()] if items else []
 
 
 def read_plan(path: Path) -> Plan:
@@ -123,11 +126,12 @@ def read_plan(path: Path) -> Plan:
     if "text" in raw:
         text = _check_keys(path, raw["text"], TEXT_KEYS, "text")
         options = {k: text[k] for k in ("limit", "batch_size", "concurrency", "base_url") if k in text}
-        conditions = _strings(path, text, "conditions", "text", required=False) or ["M0"]
+        chosen = _strings(path, text, "conditions", "text", required=False)
         for model in _strings(path, text, "models", "text"):
             for entry in _strings(path, text, "datasets", "text"):
                 data = _existing(path, base, entry, "text.datasets")
-                for condition in (conditions if _is_omit(data) else [""]):
+                offered = _conditions_of(data)  # default: the first (the baseline)
+                for condition in ((chosen or offered[:1]) if offered else [""]):
                     name = "__".join(filter(None, (_slug(model), _slug(entry), condition)))
                     runs.append(SweepRun("text", model, data, out / "text" / name, condition, options))
     if "embodied" in raw:

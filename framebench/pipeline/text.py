@@ -43,7 +43,6 @@ from framebench.suite import Job, TextOptions
 __all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_text", "select_items"]
 
 CALL_SIZE = 256
-FORMATS = ("binary", "mc")
 ANSWER_MODES = ("generate", "constrained")
 
 
@@ -63,9 +62,10 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
     for t in tasks:
         if t not in known:
             raise UserError(f"--tasks: unknown task {t!r} (known: {', '.join(known)})")
+    known_formats = tuple(dict.fromkeys(f for fs in rec.suite_formats(text_only=True).values() for f in fs))
     for f in formats:
-        if f not in FORMATS:
-            raise UserError(f"--formats: unknown format {f!r} (use binary, mc)")
+        if f not in known_formats:
+            raise UserError(f"--formats: unknown format {f!r} (use {', '.join(known_formats)})")
     chosen = [it for it in items if (not tasks or it["task"] in tasks) and (not formats or it["format"] in formats)]
     if limit is not None:
         if limit < 1:
@@ -273,7 +273,7 @@ def model_options(model: str | None, model_args: Mapping[str, Any] | None = None
 def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None,
                          conditions: list[str]) -> None:
     """Warn when ``--conditions`` cannot apply (no OMIT items) and when ``--limit`` cuts the set."""
-    if conditions and not any(it["suite"] == "omit" for it in items):
+    if conditions and not any(suite(s).conditions_listing() for s in {it["suite"] for it in items}):
         warn(f"--conditions {','.join(conditions)} ignored: {items_path} holds no OMIT items "
              "(conditions M0-M4 apply to OMIT only)")
     if limit is not None and limit < len(every):
@@ -334,7 +334,7 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
     items = select_items(every, None, None, limit)
     if not items:
         raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
-    jobs = build_jobs(items, split_list(conditions) or ["M0"], items_path, answer)
+    jobs = build_jobs(items, split_list(conditions), items_path, answer)  # none: each suite's default
     dataset_hash = file_sha256(items_path)
     selection: dict[str, Any] = {"tasks": split_list(tasks), "formats": split_list(formats), "limit": limit,
                                  "conditions": []}

@@ -69,8 +69,10 @@ def run_entry(folder: RunFolder) -> dict[str, Any]:
     info, records = folder.info, folder.records
     models = sorted(records["model"].unique()) if not records.empty else []
     suites = sorted(records["suite"].unique()) if not records.empty else []
+    from framebench.paths import display_path
+
     entry: dict[str, Any] = {
-        "run_dir": str(folder.path),
+        "run_dir": display_path(folder.path),
         "run_ids": sorted(records["run_id"].unique()) if not records.empty else [],
         "models": models,
         "suites": suites,
@@ -87,7 +89,7 @@ def run_entry(folder: RunFolder) -> dict[str, Any]:
     for suite in _suites_of(records):
         entry.update(suite.run_fields(info, records))
     if info.get("data"):
-        entry["data"] = info["data"]
+        entry["data"] = display_path(info["data"]) if isinstance(info["data"], str) else info["data"]
     if info.get("selection"):
         entry["selection"] = info["selection"]
     return entry

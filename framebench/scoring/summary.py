@@ -19,12 +19,13 @@ def summary_report(df: pd.DataFrame) -> dict[str, Any]:
     """The report entries the summary shows, computed from records (``quick``)."""
     from framebench.scoring.compute import compute_report
 
-    return compute_report(df, n_resamples=SUMMARY_RESAMPLES, quick=True)
+    return compute_report(df, n_resamples=SUMMARY_RESAMPLES, quick=True)  # labels as the report's
 
 
 def print_summary(report: Mapping[str, Any], title: str = "framebench", console=None) -> None:
     """Print every part's summary tables (nothing when the report has no metrics)."""
     from rich.table import Table
+    from rich.text import Text
 
     from framebench.console import console as make_console
     from framebench.scoring.report import summary_tables
@@ -35,6 +36,6 @@ def print_summary(report: Mapping[str, Any], title: str = "framebench", console=
         table = Table(title=caption, title_justify="left", min_width=len(caption))  # the title on one line
         for col in summary.header:
             table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right", overflow="fold")
-        for row in summary.rows:
-            table.add_row(*row)
+        for row in summary.rows:  # Text: cells are never console markup ("m [constrained]" would lose its tag)
+            table.add_row(*(Text(cell) for cell in row))
         out.print(table)

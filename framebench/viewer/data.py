@@ -67,6 +67,7 @@ class RunData:
         self._contexts = records.groupby(["suite", "context_id"], sort=False).indices
         prompts = records["prompt"]
         self._prompt_codes, self._prompt_values = pd.factorize(prompts)
+        self.integrity_warnings: list[str] = []  # files that did not match run.json (read with --force)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -149,16 +150,19 @@ def _positive_int(args: Mapping[str, Sequence[str]], name: str, default: int) ->
 # ---------------------------------------------------------------- loading
 
 
-def load_run_data(run_dirs: Sequence[Path]) -> RunData:
-    """Every record of the run folders (validated as ``score`` does), each with its prompt."""
-    from framebench.records import read_records
+def load_run_data(run_dirs: Sequence[Path], force: bool = False) -> RunData:
+    """Every record of the run folders (validated and verified as ``score`` does), each with its
+    prompt (``force``: folders whose files do not match their run.json hashes too, with warnings)."""
+    from framebench.integrity import verify_run
+    from framebench.records import label_answer_modes, read_records
     from framebench.runs import read_prompts
 
-    frames = []
+    frames, warnings = [], []
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UserError(f"{run_dir}: no such run folder")
-        records = read_records(run_dir)
+        warnings += verify_run(run_dir, force=force)
+        records = label_answer_modes(read_records(run_dir))  # the report's model labels
         prompts = read_prompts(run_dir)
         mapped = records["item_id"].map(prompts).astype(object)
         records["prompt"] = mapped.where(mapped.notna(), "")
@@ -167,7 +171,9 @@ def load_run_data(run_dirs: Sequence[Path]) -> RunData:
     if not frames:
         raise UserError("give at least one run folder")
     records = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return RunData(records)
+    data = RunData(records)
+    data.integrity_warnings = warnings
+    return data
 
 
 def shared_prefix(texts: Sequence[str]) -> str:

@@ -52,7 +52,7 @@ def write_outputs(framed: list[dict], funnel: list[dict], out: Path, *, model: s
     write_run(out / PERSONA_RUN, [r for s in framed for r in persona_rows(s, run_id)], [], RunInfo(
         run_id=run_id, model=model, fingerprint=fingerprint, decoding=decoding,
         dataset_hash=dataset_hash, started=started, producer="omit-personas",
-        extra={"personas": list(PERSONAS)}))
+        extra={"personas": list(PERSONAS)}, code=_made_by(model)))
     keep = ("scenario_id", "status", "conflicts", "strength", "patterns", "context", "act",
             "inaction_text", "action_frame", "action_question", "omission_frame", "omission_question",
             "outcome_if_act", "outcome_if_not", "rule", "harms1", "harms2", "inaction", "inaction_tier")
@@ -72,6 +72,16 @@ def write_outputs(framed: list[dict], funnel: list[dict], out: Path, *, model: s
         "strength": dict(sorted(Counter(s["strength"] for s in selected).items())),
         "model": model,
     }
+
+
+def _made_by(model: str) -> str:
+    """run.json code_version of the persona records: authored answers were made by hand, not by
+    this checkout's code (whose git state at build time says nothing about them)."""
+    if model != "authored":
+        return ""
+    from framebench import __version__
+
+    return f"authored (hand-written persona answers in scenarios.jsonl; copied by framebench {__version__})"
 
 
 def write_report(report: dict, out: Path) -> None:
