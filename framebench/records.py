@@ -275,7 +275,8 @@ def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.Da
         raise RecordsError(f"{path}: records schema version {version} is not one this framebench reads "
                            f"(1-{SCHEMA_VERSION}; upgrade framebench)")
     columns = schema.columns
-    for col in [*LATER_COLUMNS, *(_absent_suite_columns(table, schema) if version >= 2 else ())]:
+    # a suite with no row in the file (one installed after it was written) adds nothing to it
+    for col in [*LATER_COLUMNS, *_absent_suite_columns(table, schema)]:
         if col not in table.column_names:
             table = table.append_column(col, pa.array([schema.defaults[col]] * table.num_rows, type=columns[col]))
     missing = [c for c in columns if c not in table.column_names]
