@@ -98,20 +98,28 @@ def _groups(values: pd.DataFrame, group: tuple[str, ...]) -> Iterable[tuple[dict
         yield dict(zip(group, map(str, labels), strict=True)), part.droplevel(list(group))
 
 
-def compare_suite(records: pd.DataFrame, spec: Comparison, suite: str,
-                  models: list[str], n_resamples: int = N_RESAMPLES) -> list[dict[str, Any]]:
-    """The comparison rows of one suite, pairs in the order of ``models``."""
-    rows = []
+def paired_groups(records: pd.DataFrame, spec: Comparison, models: list[str]) -> Iterable[
+        tuple[str, str, dict[str, str], pd.DataFrame, pd.DataFrame]]:
+    """Every pair of ``models`` (in order) with the items both answered, by the spec's groups:
+    (a, b, group labels, the pair's per-context values, this group's part of them)."""
     for a, b in combinations(models, 2):
         shared = _shared_items(records, a, b)
         if shared.empty:
             continue
         values = spec.values(shared)
         for labels, part in _groups(values, spec.group):
-            key = "|".join([suite, *labels.values(), a, b])
-            row = _compare_group(part, a, b, spec, key, n_resamples)
-            if row is not None:
-                rows.append({"group": labels, **row})
+            yield a, b, labels, values, part
+
+
+def compare_suite(records: pd.DataFrame, spec: Comparison, suite: str,
+                  models: list[str], n_resamples: int = N_RESAMPLES) -> list[dict[str, Any]]:
+    """The comparison rows of one suite, pairs in the order of ``models``."""
+    rows = []
+    for a, b, labels, _values, part in paired_groups(records, spec, models):
+        key = "|".join([suite, *labels.values(), a, b])
+        row = _compare_group(part, a, b, spec, key, n_resamples)
+        if row is not None:
+            rows.append({"group": labels, **row})
     return rows
 
 

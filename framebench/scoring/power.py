@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from framebench.scoring import stats
-from framebench.scoring.comparisons import Comparison, _groups, _shared_items
+from framebench.scoring.comparisons import Comparison, _groups, paired_groups
 
 
 def _sd(values: np.ndarray) -> float | None:
@@ -70,23 +69,18 @@ def _effect_rows(values: pd.DataFrame, spec: Comparison, suite: str, contexts: i
 def _pair_rows(records: pd.DataFrame, spec: Comparison, suite: str, models: list[str],
                contexts: int) -> list[dict[str, Any]]:
     rows = []
-    for a, b in combinations(models, 2):
-        shared = _shared_items(records, a, b)
-        if shared.empty:
+    for a, b, labels, values, part in paired_groups(records, spec, models):
+        n = _contexts(labels, spec, values, contexts)
+        present = part.index.get_level_values("model")
+        if a not in present or b not in present:
             continue
-        values = spec.values(shared)
-        for labels, part in _groups(values, spec.group):
-            n = _contexts(labels, spec, values, contexts)
-            present = part.index.get_level_values("model")
-            if a not in present or b not in present:
-                continue
-            va, vb = part.xs(a, level="model").align(part.xs(b, level="model"), join="inner", axis=0)
-            for m in spec.measures:
-                d = va[m.key].to_numpy(float) - vb[m.key].to_numpy(float)
-                sd = _sd(d)
-                rows.append({"suite": suite, "group": labels, "model": f"{a} vs {b}", "measure": m.label,
-                             "kind": "difference (paired)", "pilot_n": int(np.isfinite(d).sum()),
-                             "planned_n": n, "sd": sd, "mde": _mde_at(sd, n)})
+        va, vb = part.xs(a, level="model").align(part.xs(b, level="model"), join="inner", axis=0)
+        for m in spec.measures:
+            d = va[m.key].to_numpy(float) - vb[m.key].to_numpy(float)
+            sd = _sd(d)
+            rows.append({"suite": suite, "group": labels, "model": f"{a} vs {b}", "measure": m.label,
+                         "kind": "difference (paired)", "pilot_n": int(np.isfinite(d).sum()),
+                         "planned_n": n, "sd": sd, "mde": _mde_at(sd, n)})
     return rows
 
 
