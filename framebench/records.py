@@ -160,7 +160,7 @@ def build_schema(suites: Mapping[str, tuple[Sequence[str], SuiteRecords]]) -> Re
                          {name: (tuple(tasks), decl) for name, (tasks, decl) in suites.items()})
 
 
-_registered: list[tuple[int, RecordsSchema]] = []
+_registered: list[tuple[object, RecordsSchema]] = []
 
 
 def registered_schema() -> RecordsSchema:
@@ -168,10 +168,12 @@ def registered_schema() -> RecordsSchema:
     is refreshed)."""
     from framebench.registry import ordered_suites, suites
 
-    key = id(suites())
-    if not _registered or _registered[0][0] != key:
+    # the registry object itself is the key (kept alive here): an id() could be reused by the
+    # registry loaded after a refresh, and the old contract would live on
+    current = suites()
+    if not _registered or _registered[0][0] is not current:
         schema = build_schema({s.name: (s.task_names(), s.records) for s in ordered_suites()})
-        _registered[:] = [(key, schema)]
+        _registered[:] = [(current, schema)]
     return _registered[0][1]
 
 

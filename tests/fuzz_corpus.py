@@ -449,8 +449,29 @@ def _records_frame():
         rec.make_row(run_id="r", model="baseline:always-yes", suite="omit", task="omit", format="binary",
                      context_id="s1", item_id="s1:omission@M0", bias="neutral", answer="No", output="No",
                      frame="omission", condition="M0"),
+        rec.make_row(run_id="r", model="oracle", suite="embodied", task="robotics", format="episode",
+                     context_id="e1", item_id="e1__neutral", bias="neutral", correct=True, constraint="none",
+                     percent_complete=1.0, success=True, sim_steps=10, replans=1),
     ]
     return pd.DataFrame(rows, columns=list(rec.COLUMNS))
+
+
+def _contract_typed(df):
+    """The frame as an arrow table, each column in its contract type where its values fit that
+    type, else as text (a mutation's wrong value), so each case fails on what it mutated."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from framebench import records as rec
+
+    arrays = []
+    for col in df.columns:
+        values = [None if not isinstance(v, str | bool) and pd.isna(v) else v for v in df[col].tolist()]
+        try:
+            arrays.append(pa.array(values, type=rec.SCHEMA.field(col).type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+            arrays.append(pa.array([None if v is None else str(v) for v in values], type=pa.string()))
+    return pa.Table.from_arrays(arrays, names=list(df.columns))
 
 
 def records_cases() -> list[Case]:
@@ -461,15 +482,9 @@ def records_cases() -> list[Case]:
             if raw is not None:
                 (run / "records.parquet").write_bytes(raw)
             else:
-                df = _records_frame()
-                df = mutate(df)
-                try:
-                    df.to_parquet(run / "records.parquet", index=False)
-                except Exception:  # mixed types in one column: store that column as text
-                    for col in df.columns:
-                        if df[col].dtype == object:
-                            df[col] = df[col].map(lambda v: None if v is None else str(v))
-                    df.to_parquet(run / "records.parquet", index=False)
+                import pyarrow.parquet as pq
+
+                pq.write_table(_contract_typed(mutate(_records_frame())), run / "records.parquet")
             return ["score", str(run), "--out", str(tmp / "out")]
         return Case("records", name, make)
 
@@ -503,8 +518,12 @@ def records_cases() -> list[Case]:
 
     from framebench import records as rec
 
+    present = set(_records_frame()["suite"])
+    schema = rec.registered_schema()
     for col in rec.COLUMNS:
-        if col not in rec.LATER_COLUMNS:  # those read as their defaults from older files
+        # LATER_COLUMNS read as their defaults from older files, and so do the columns of a suite
+        # with no row in the file (one installed after it was written)
+        if col not in rec.LATER_COLUMNS and schema.owner(col) in (None, *present):
             cases.append(case(f"drop_{col}", drop(col)))
     for col in ("suite", "task", "format", "bias", "level", "parse", "frame", "condition", "constraint",
                 "answer_mode"):
@@ -548,22 +567,24 @@ def _wide_integer_cases() -> list[Case]:
 
             run = tmp / "run"
             run.mkdir()
-            table = pa.Table.from_pandas(_records_frame(), preserve_index=False)
+            from framebench.records import to_table
+
+            table = to_table(_records_frame())  # every other column in its contract type
             index = table.schema.get_field_index(column)
             table = table.set_column(index, column, pa.array(values, type=typ))
             pq.write_table(table, run / "records.parquet")
             return ["score", str(run), "--out", str(tmp / "out")]
         return Case("records", f"wide_{name}", make)
 
-    cases = []
+    cases = []  # the fourth row is the episode's; the others are text rows
     for column in ("sim_steps", "replans"):
         for label, value in (("2p63", 2**63), ("2p64m1", 2**64 - 1), ("1e19", 10**19)):
-            cases.append(case(f"{column}_uint64_{label}", column, [value, None, None], pa.uint64()))
-            cases.append(case(f"{column}_uint64_{label}_last", column, [1, 2, value], pa.uint64()))
-        cases.append(case(f"{column}_decimal_2p70", column, [decimal.Decimal(2**70)] * 3, pa.decimal128(38, 0)))
-        cases.append(case(f"{column}_float_1e30", column, [1e30, None, None], pa.float64()))
-        cases.append(case(f"{column}_string_digits", column, [str(2**70), None, None], pa.string()))
-    cases.append(case("percent_complete_uint64", "percent_complete", [2**64 - 1, None, None], pa.uint64()))
+            cases.append(case(f"{column}_uint64_{label}", column, [value, None, None, 1], pa.uint64()))
+            cases.append(case(f"{column}_uint64_{label}_last", column, [None, None, None, value], pa.uint64()))
+        cases.append(case(f"{column}_decimal_2p70", column, [decimal.Decimal(2**70)] * 4, pa.decimal128(38, 0)))
+        cases.append(case(f"{column}_float_1e30", column, [1e30, None, None, 1.0], pa.float64()))
+        cases.append(case(f"{column}_string_digits", column, [str(2**70), None, None, "1"], pa.string()))
+    cases.append(case("percent_complete_uint64", "percent_complete", [2**64 - 1, None, None, 1], pa.uint64()))
     return cases
 
 

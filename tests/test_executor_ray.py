@@ -33,20 +33,30 @@ DEMO = REPO / "datasets" / "demo"
 DEMO_EPISODES = DEMO / "robotics" / "episodes.json.gz"
 N_EPISODES = 12  # the generated episode set of the kill tests
 PLUGINS = REPO / "tests" / "plugins"
+FAULTS = REPO / "tests" / "plugins_faults"  # the ``crashing`` planner
+CRASH_VAR = "FRAMEBENCH_TEST_CRASH_FILE"
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(tmp_path_factory):
     """One two-CPU local Ray instance (plus two 'habitat' slots) shared by every test here."""
+    saved = {name: os.environ.get(name) for name in ("RAY_USAGE_STATS_ENABLED", "PYTHONPATH", CRASH_VAR)}
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    # the workers can import the test plugin (as a plugin installed on every node would be)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
+    # the workers can import the test plugins (as a plugin installed on every node would be)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGINS), str(FAULTS),
+                                                             os.environ.get("PYTHONPATH")]))
+    os.environ[CRASH_VAR] = str(tmp_path_factory.mktemp("crash") / "crash.json")
     ray.init(num_cpus=2, resources={"habitat": 2}, include_dashboard=False, _node_ip_address="127.0.0.1",
              logging_level="ERROR", configure_logging=False)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
         ray.shutdown()
+        for name, value in saved.items():  # later tests' subprocesses see no test plugin
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def frame(run_dir: Path) -> pd.DataFrame:
@@ -123,7 +133,9 @@ def test_plugin_engine_scheduled_by_its_declaration_with_model_args(cluster, tmp
         run_text("keyword:court", DEMO / "framingqa", tmp_path / "local", **kwargs)
         run_text_ray("keyword:court", DEMO / "framingqa", tmp_path / "ray", **kwargs)
     finally:
+        monkeypatch.undo()  # off sys.path first, so the reload forgets the plugin for later tests
         registry.refresh()
+    assert "keyword" not in registry.engines()
     assert_same_records(tmp_path / "local", tmp_path / "ray")
     assert set(frame(tmp_path / "ray")["output"]) <= {"YES", "NO"}  # shout=true reached the workers
     executor = json.loads((tmp_path / "ray" / "run.json").read_text())["executor"]
@@ -162,30 +174,6 @@ def test_demo_episodes_oracle_equal_local(cluster, tmp_path):
         assert (tmp_path / "ray" / "episodes" / name).read_bytes() == (tmp_path / "local" / "episodes" / name).read_bytes()
 
 
-def actor_pids(root: int) -> list[int]:
-    """Ray worker processes running framebench units below process ``root`` (a local instance)."""
-    parents: dict[int, int] = {}
-    titles: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            titles[int(entry.name)] = (entry / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-
-    def below(pid: int) -> bool:
-        while pid > 1:
-            pid = parents.get(pid, 0)
-            if pid == root:
-                return True
-        return False
-
-    return sorted(p for p, t in titles.items() if t.startswith("ray::ActorWorker") and below(p))
-
-
 def _kill_when(run_dir: Path, target: int, pick, deadline: float) -> list:
     """Poll the run's store until ``target`` results are stored, then SIGKILL ``pick()``."""
     killed: list = []
@@ -211,36 +199,67 @@ def assert_each_stored_once(run_dir: Path, total: int) -> None:
         assert db.execute("SELECT COUNT(*), COUNT(DISTINCT item_id) FROM results").fetchone() == (total, total)
 
 
-def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, oracle12_local):
+@pytest.fixture(scope="module")
+def crashing_planner():
+    """The ``crashing`` planner registered in this process too (the driver resolves its name)."""
+    from framebench import registry
+
+    sys.path.insert(0, str(FAULTS))
+    registry.refresh()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(FAULTS))
+        registry.refresh()
+
+
+@pytest.fixture(scope="module")
+def crashing12_local(cluster, crashing_planner, episodes12, tmp_path_factory) -> Path:
+    Path(os.environ[CRASH_VAR]).unlink(missing_ok=True)  # disarmed: nothing dies
+    out = tmp_path_factory.mktemp("crashing12-local")
+    run_embodied(load_planner("crashing"), episodes12, out, progress=False)
+    return out
+
+
+def crash_at(episode_id: str, marker: Path) -> None:
+    """The first Ray worker to open ``episode_id`` SIGKILLs itself (never this process)."""
+    plan = {"episode_id": episode_id, "marker": str(marker), "spare_pid": os.getpid()}
+    Path(os.environ[CRASH_VAR]).write_text(json.dumps(plan))
+
+
+def episode_ids(path: Path) -> list[str]:
+    from embodied.episodes import read_episodes
+
+    return [e["episode_id"] for e in read_episodes(path)]
+
+
+def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, crashing12_local):
+    """A worker dies opening episode k (k drawn per trial); its unit goes to a fresh worker and
+    the run's records equal a run where nothing died."""
     rng = random.Random(14)
-    total = N_EPISODES * 7
+    total, ids = N_EPISODES * 7, episode_ids(episodes12)
     for trial in range(10):
         out = tmp_path / f"trial{trial}"
-        target = rng.randrange(1, 6) * 7  # after 1..5 episodes stored: the queue still holds work
-        watcher = _kill_when(out, target, lambda: rng.choice(actor_pids(os.getpid()) or [0]),
-                             time.monotonic() + 60)
-        executor = run_embodied_ray("oracle", episodes12, out)
-        watcher[0].join(timeout=5)
-        assert len(watcher) == 2, f"trial {trial}: no worker was killed"
-        assert executor["worker_deaths"] == 1 and executor["retried_units"] <= 1, (trial, executor)
-        assert_same_records(oracle12_local, out)
+        crash_at(ids[rng.randrange(1, N_EPISODES)], tmp_path / f"died{trial}")
+        executor = run_embodied_ray("crashing", episodes12, out)
+        assert (tmp_path / f"died{trial}").exists(), f"trial {trial}: no worker reached the episode"
+        assert executor["worker_deaths"] == 1 and executor["retried_units"] == 1, (trial, executor)
+        assert_same_records(crashing12_local, out)
         assert_each_stored_once(out, total)  # what the dead worker returned is never redone
 
 
-def test_multi_episode_units_sigkill_a_worker_mid_unit(cluster, tmp_path, episodes12, oracle12_local):
-    """Units of 3 episodes: a worker killed mid-unit loses only the episodes it had not returned;
-    the unit's rest goes to a fresh worker, each episode stored once."""
-    rng = random.Random(3)
-    total = N_EPISODES * 7
-    for trial in range(3):
+def test_multi_episode_units_sigkill_a_worker_mid_unit(cluster, tmp_path, episodes12, crashing12_local):
+    """Units of 3 episodes: a worker dying at a unit's second or third episode loses only the
+    episodes it had not returned; the unit's rest goes to a fresh worker, each episode stored once."""
+    total, ids = N_EPISODES * 7, episode_ids(episodes12)
+    for trial, index in enumerate((1, 5, 10)):  # units hold episodes 0-2, 3-5, 6-8, 9-11
         out = tmp_path / f"trial{trial}"
-        target = rng.choice((1, 2, 4)) * 7  # mid-unit for the worker holding it
-        watcher = _kill_when(out, target, lambda: max(actor_pids(os.getpid()) or [0]), time.monotonic() + 60)
-        executor = run_embodied_ray("oracle", episodes12, out, episodes_per_unit=3)
-        watcher[0].join(timeout=5)
-        assert len(watcher) == 2, f"trial {trial}: no worker was killed"
+        crash_at(ids[index], tmp_path / f"died{trial}")
+        executor = run_embodied_ray("crashing", episodes12, out, episodes_per_unit=3)
+        assert (tmp_path / f"died{trial}").exists()
         assert executor["units"] == 4 and executor["worker_deaths"] == 1, (trial, executor)
-        assert_same_records(oracle12_local, out)
+        assert executor["retried_units"] == 1, (trial, executor)
+        assert_same_records(crashing12_local, out)
         assert_each_stored_once(out, total)
         assert len(list((out / "episodes").iterdir())) == total
 
