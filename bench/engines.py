@@ -173,17 +173,11 @@ def framebench_engine(backend, items, chats, decodings, tmp: Path, tag: str):
     return outputs, "backend.generate (runner dependencies not installed)"
 
 
-def constrained_calls(items: list[dict], size: int) -> list[list[dict]]:
-    """Whole contexts per call of about ``size`` items, as the runner packs them."""
-    by_context: dict[str, list[dict]] = {}
-    for it in items:
-        by_context.setdefault(it["context_id"], []).append(it)
-    calls: list[list[dict]] = [[]]
-    for group in by_context.values():
-        if calls[-1] and len(calls[-1]) + len(group) > size:
-            calls.append([])
-        calls[-1].extend(group)
-    return [c for c in calls if c]
+def constrained_calls(items: list[dict], size: int | None) -> list[list[dict]]:
+    """Whole contexts per call of about ``size`` items, packed as the runner packs them."""
+    from framebench.pipeline.text import pack_calls
+
+    return pack_calls(items, size, context_of=lambda it: it["context_id"])
 
 
 def constrained_engine(backend, items, chats) -> dict[str, dict[str, float]]:
@@ -193,7 +187,7 @@ def constrained_engine(backend, items, chats) -> dict[str, dict[str, float]]:
     if hasattr(backend, "_first_step"):
         backend._first_step.clear()  # hf: keeps first-step answer log-probs of what it generated
     probs = {}
-    for call in constrained_calls(items, getattr(backend, "call_size", None) or 256):
+    for call in constrained_calls(items, getattr(backend, "call_size", None)):
         choices = [allowed_answers(it["format"], len(it.get("options") or [])) for it in call]
         found = backend.answer_probabilities([chats[it["item_id"]] for it in call], choices)
         probs.update(zip((it["item_id"] for it in call), found, strict=True))

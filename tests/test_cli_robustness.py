@@ -3,8 +3,6 @@ a correct report, never a traceback, a half-written output or a file outside the
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 import socket
@@ -12,25 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from text_helpers import cli_run as cli
 
-from framebench.cli import main
 from framebench.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
 EPISODES = DEMO / "robotics" / "episodes.json.gz"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """Run ``framebench ARGV`` in-process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(argv))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 def one_error_line(code: int, err: str) -> str:

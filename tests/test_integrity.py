@@ -4,10 +4,8 @@ run.json itself); ``score`` and ``view`` verify them: one line naming the change
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -19,26 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
+from text_helpers import cli_run as cli
 from text_helpers import framingqa_items, make_varied_model, write_items
 
-from framebench.cli import main
 from framebench.integrity import run_problems
 from framebench.runinfo import SEAL_KEY, content_seal
 from framebench.viewer.data import load_run_data
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(argv))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 def sha(path: Path) -> str:

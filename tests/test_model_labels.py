@@ -4,16 +4,14 @@ report.md/html/json and ``framebench view`` name a constrained run ``MODEL [cons
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
 from pathlib import Path
 
 import pytest
+from text_helpers import cli_run as cli
 
-from framebench.cli import main
 from framebench.paths import PROJECT_ROOT, display_path
 from framebench.records import label_answer_modes, model_label, read_records
 from framebench.viewer.data import load_run_data
@@ -22,17 +20,6 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
 MODEL = "baseline:always-yes"
 LABELS = {MODEL, f"{MODEL} [constrained]"}
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(argv))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

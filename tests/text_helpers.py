@@ -1,4 +1,5 @@
-"""Helpers shared by the text-evaluator tests (tests/test_text_*.py, tests/test_backend_*.py)."""
+"""Helpers shared by the text-evaluator tests (tests/test_text_*.py, tests/test_backend_*.py) and the
+in-process CLI tests (cli_run)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,23 @@ def cli_exit_code(*args: str) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     return 0
+
+
+def cli_run(*argv: str) -> tuple[int, str, str]:
+    """Run ``framebench ARGV`` in-process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from framebench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(argv))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
 
 
 def make_varied_model(src: Path, dest: Path, std: float = 0.3, seed: int = 1) -> Path:

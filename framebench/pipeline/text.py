@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from framebench import records as rec
 from framebench.backends import Backend, Decoding
@@ -43,6 +43,7 @@ from framebench.suite import Job, TextOptions
 __all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_text", "select_items"]
 
 CALL_SIZE = 256
+T = TypeVar("T")
 ANSWER_MODES = ("generate", "constrained")
 
 
@@ -125,15 +126,16 @@ def is_done(job: Job) -> bool:
     return (job.probs if job.answer_mode == "constrained" else job.output) is not None
 
 
-def pack_calls(jobs: list[Job], size: int | None = None) -> list[list[Job]]:
+def pack_calls(jobs: list[T], size: int | None = None,
+               context_of: Callable[[T], str] = lambda job: job.item["context_id"]) -> list[list[T]]:
     """Pack whole contexts into calls of about ``size`` jobs, so that the variants of a context
     reach the backend together (one shared prefix) and a call never splits a context. A backend
-    that batches across contexts (GPU ``hf:``, ``vllm:``) asks for larger calls (``call_size``)."""
+    that batches across contexts (GPU ``hf:``, ``vllm:``) asks for larger calls (``call_size``). ``context_of``: an entry's context (a job's by default)."""
     size = size or CALL_SIZE
-    by_context: dict[str, list[Job]] = {}
+    by_context: dict[str, list[T]] = {}
     for job in jobs:
-        by_context.setdefault(job.item["context_id"], []).append(job)
-    calls: list[list[Job]] = [[]]
+        by_context.setdefault(context_of(job), []).append(job)
+    calls: list[list[T]] = [[]]
     for group in by_context.values():
         if calls[-1] and len(calls[-1]) + len(group) > size:
             calls.append([])
