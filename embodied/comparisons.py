@@ -23,5 +23,6 @@ def embodied_values(records: pd.DataFrame) -> pd.DataFrame:
 
 EMBODIED_COMPARISON = Comparison(
     title="FramingQA robotics (embodied)", group=(),
-    measures=(Measure("completion", "Completion"), Measure("strict_completion", "Strict completion (all)")),
+    measures=(Measure("completion", "Completion"), Measure("strict_completion", "Strict completion (all)",
+                                                            "every biased framing succeeds")),
     values=embodied_values, test="strict_completion")

@@ -74,7 +74,10 @@ def test_omit_paired_rate_differences_and_holm_across_suites():
     NN: b = 1, c = 0. Together with FramingQA's two tests, Holm adjusts three p-values."""
     rows = (omit("m-a", "s1", "No", "No") + omit("m-a", "s2", "No", "No") + omit("m-a", "s3", "Yes", "No")
             + omit("m-b", "s1", "No", "No") + omit("m-b", "s2", "Yes", "Yes") + omit("m-b", "s3", "No", "Yes"))
-    df = pd.concat([two_models(), frame(rows)], ignore_index=True)
+    # M1: shared items, but B's answers are unparsed, so no pair counts under both: no row, no test
+    unparsed = [dict(r, condition="M1") for r in omit("m-a", "s1", "No", "No")]
+    unparsed += [dict(r, condition="M1", parse="unparsed", answer="") for r in omit("m-b", "s1", "No", "No")]
+    df = pd.concat([two_models(), frame(rows + unparsed)], ignore_index=True)
     out = compare_models(df, registered_comparisons(), 500)
     (row,) = out["suites"]["omit"]["rows"]
     assert row["group"] == {"condition": "M0"} and row["n_contexts"] == 3
@@ -106,3 +109,18 @@ def test_embodied_completion_differences():
     assert row["measures"]["completion"]["diff"] == pytest.approx((1 + 2 / 3 - 5 / 6) / 2)
     assert row["measures"]["strict_completion"]["diff"] == 1.0
     assert (row["test"]["b"], row["test"]["c"], row["test"]["p"]) == (2, 0, 0.5)
+
+
+def test_mcnemar_caption_says_what_b_and_c_count_for_each_measure():
+    """b and c count contexts where the test's 0/1 indicator is 1 under one model only: for OMIT
+    that is an omission-biased pair, not a "right" answer."""
+    from framebench.scoring.comparisons_report import comparison_table
+
+    rows = (omit("m-a", "s1", "No", "No") + omit("m-a", "s2", "Yes", "No")
+            + omit("m-b", "s1", "Yes", "No") + omit("m-b", "s2", "Yes", "No"))
+    out = compare_models(pd.concat([two_models(), frame(rows)], ignore_index=True), registered_comparisons(), 200)
+    omit_caption = comparison_table(out["suites"]["omit"], out["n_tests"]).caption
+    fqa_caption = comparison_table(out["suites"]["framingqa"], out["n_tests"]).caption
+    assert "b = contexts where the scenario's pair is omission-biased (No under both frames) under A only" in omit_caption
+    assert "right" not in omit_caption.split("McNemar")[1]
+    assert "b = contexts where every question is answered right under A only" in fqa_caption

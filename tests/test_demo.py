@@ -115,3 +115,75 @@ def test_demo_constrained_answers_susceptibility_and_choice_planner(demo_out):
     choice = pd.read_parquet(runs / "embodied-choice" / "records.parquet")
     assert len(choice) == 28 and choice["success"].any()
     assert "Framing susceptibility" in stdout
+
+
+def test_demo_report_compares_models_and_controls_option_position(demo_out):
+    """Issue 24 in the demo: the comparison table of the three FramingQA models, SmolLM2's letter
+    prior from the rotated MC set, Wilson intervals on strict cells and the MDE column; the OMIT
+    comparison has no row for M1, where generation parses no pair of both models."""
+    out, _ = demo_out
+    report = json.loads((out / "report" / "report.json").read_text())
+    rows = report["comparisons"]["suites"]["framingqa"]["rows"]
+    pairs = {(r["model_a"], r["model_b"]) for r in rows}
+    assert {("baseline:always-yes", "smollm2"), ("smollm2", "smollm2 [constrained]")} <= pairs
+    assert all(r["test"]["p_holm"] >= r["test"]["p"] for r in rows)
+    every_row = [r for part in report["comparisons"]["suites"].values() for r in part["rows"]]
+    assert all(r["n_contexts"] > 0 for r in every_row)  # no vacuous row
+    assert report["comparisons"]["n_tests"] == sum(1 for r in every_row if r["test"])
+    # generated M1 answers parse no pair (no ANSWER: line), so M1 has no row against them
+    omit_m1 = pd.read_parquet(out / "runs" / "omit-model" / "records.parquet").query("condition == 'M1'")
+    assert (omit_m1["parse"] != "ok").all()
+    omit_rows = report["comparisons"]["suites"]["omit"]["rows"]
+    assert omit_rows and all(r["group"]["condition"] != "M1" or "smollm2" not in (r["model_a"], r["model_b"])
+                             for r in omit_rows)
+    rotation = report["framingqa_rotated"]["smollm2 [constrained]"]
+    assert rotation["n_rotations"] == 4 and rotation["n_questions"] == 36
+    assert rotation["prior"]["A"] > 0.4  # the all-"A" habit, seen as a position prior
+    assert rotation["by_position"]["A"] > rotation["by_position"]["D"]
+    strict = report["framingqa"]["smollm2"]["all"]["binary"]
+    assert strict["strict_all"] == 0.0 and strict["strict_all_ci"][1] > 0.1  # Wilson, not (0, 0)
+    assert report["headline"]["smollm2"]["binary"]["framing_effect_mde"] > 0
+    md = (out / "report" / "report.md").read_text()
+    assert "## Model comparisons" in md and "MDE (pp)" in md and "Prior A (%)" in md
+    assert "contexts right under A only" not in md
+
+
+def _demo_datasets_suites() -> dict[str, set[str]]:
+    """Each demo dataset folder -> the registered suites its files feed: the items' own suites,
+    and for an episode file the suites that take episodes rather than text items."""
+    from framebench.registry import refresh, suites
+
+    refresh()
+    episode_suites = {name for name, s in suites().items() if not s.text_items}
+    found = {}
+    for folder in sorted(p for p in (REPO / "datasets" / "demo").iterdir() if p.is_dir()):
+        if (folder / "items.jsonl").exists():
+            found[folder.name] = {item["suite"] for item in read_items(folder)}
+        elif list(folder.glob("episodes*.json*")):
+            found[folder.name] = episode_suites
+    return found
+
+
+def test_demo_report_has_every_part_the_demo_data_can_feed(demo_out):
+    """Every registered report part that the demo's datasets can feed is in the demo report: each
+    demo dataset's suites (from the folders, not a hand-written list) and every report-wide part.
+    Dropping a demo step, or a dataset folder nothing reads, fails here."""
+    from framebench.registry import report_parts, suites
+
+    out, _ = demo_out
+    report = json.loads((out / "report" / "report.json").read_text())
+    fed = _demo_datasets_suites()
+    assert set(fed) == {"framingqa", "framingqa-rotated", "omit", "robotics"}  # every folder is read
+    expected = set().union(*fed.values()) | {p.name for p in report_parts() if p.name not in suites()}
+    assert expected >= {"framingqa", "framingqa_rotated", "omit", "embodied", "comparisons", "susceptibility"}
+    missing = sorted(name for name in expected if not report.get(name))
+    assert not missing, f"demo report lacks parts its data can feed: {missing}"
+    # Every demo text item is answered by some demo run (an unread dataset cannot hide here).
+    answered = set()
+    for records in (out / "runs").glob("*/records.parquet"):
+        ids = set(pd.read_parquet(records, columns=["item_id"])["item_id"])
+        answered |= ids | {i.rsplit("@", 1)[0] for i in ids}  # OMIT records: <item_id>@<condition>
+    for folder in fed:
+        if (REPO / "datasets" / "demo" / folder / "items.jsonl").exists():
+            ids = {item["item_id"] for item in read_items(REPO / "datasets" / "demo" / folder)}
+            assert ids <= answered, f"datasets/demo/{folder}: {len(ids - answered)} items no demo run answers"

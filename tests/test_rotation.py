@@ -124,17 +124,16 @@ def test_fixed_order_metrics_ignore_rotated_rows():
     assert score_rotation(df[~df["item_id"].str.endswith("@r2")]) == {}
 
 
-DEMO_SLOTS = ("neutral", "correct/root/plain/Q1", "incorrect/root/plain/Q1/d1", "incorrect/root/plain/Q1/d2",
-              "incorrect/root/plain/Q1/d3")
+DEMO_SLOTS = ("neutral", "correct/root/plain/Q1", "incorrect/root/plain/Q1/d1")
 
 
-def test_demo_rotated_set_is_the_rotations_of_five_questions_per_mc_context():
+def test_demo_rotated_set_is_the_rotations_of_three_questions_per_mc_context():
     """datasets/demo/framingqa-rotated: rotations 1-3 of the neutral, the root Q1 correct-bias and
-    the three root Q1 incorrect-bias questions of every demo MC context (the fixed orders are the
-    demo's FramingQA items, answered in the demo's constrained run)."""
+    the root Q1 incorrect-bias (first distractor) question of every demo MC context (their fixed
+    orders are demo FramingQA items, answered in the demo's constrained run)."""
     from framebench.items import read_items
 
     fixed = [it for it in read_items("datasets/demo/framingqa") if it["format"] == "mc" and it["slot"] in DEMO_SLOTS]
     expected = [rotate(it, r) for it in fixed for r in range(1, 4)]
     assert read_items("datasets/demo/framingqa-rotated") == expected
-    assert len(expected) == 12 * 5 * 3
+    assert len(expected) == 12 * 3 * 3

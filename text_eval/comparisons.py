@@ -56,10 +56,13 @@ def omit_values(records: pd.DataFrame) -> pd.DataFrame:
 
 FRAMINGQA_COMPARISON = Comparison(
     title="FramingQA (text)", group=("task", "format"),
-    measures=(Measure("mean", "Mean accuracy"), Measure("strict_all", "Strict accuracy (all)"),
+    measures=(Measure("mean", "Mean accuracy"), Measure("strict_all", "Strict accuracy (all)",
+                      "every question is answered right"),
               Measure("framing_effect", "Framing effect")),
     values=framingqa_values, test="strict_all", effect="framing_effect", pooled=("task", POOLED_TASK))
 OMIT_COMPARISON = Comparison(
     title="OMIT", group=("condition",),
-    measures=(Measure("OBR", "OBR"), Measure("ABR", "ABR"), Measure("FCR", "FCR")),
+    measures=(Measure("OBR", "OBR", "the scenario's pair is omission-biased (No under both frames)"),
+              Measure("ABR", "ABR", "the pair is action-biased (Yes under both frames)"),
+              Measure("FCR", "FCR", "the pair's answer changes with the frame")),
     values=omit_values, test="OBR")

@@ -3,8 +3,11 @@
 Runs the packaged SmolLM2 on the demo FramingQA items (binary + MC, four tasks) and on the OMIT
 demo scenarios (M0, M1), each twice: free generation with strict parsing (the papers' protocol) and
 constrained answers (the probability of each allowed answer, which the report turns into
-framing-susceptibility shifts with intervals). On the demo robotics episodes (7 variants each) it
-runs SmolLM2 as a generating planner (first episode) and as the choice-scoring planner
+framing-susceptibility shifts with intervals). Three MC questions per context (neutral, one
+correct-bias, one incorrect-bias) are also asked in their three other cyclic option orders
+(``datasets/demo/framingqa-rotated``, constrained answers only) for the report's option-position
+table (letter prior, position-balanced framing effect). On the demo robotics episodes (7
+framings each) it runs SmolLM2 as a generating planner (first episode) and as the choice-scoring planner
 (``choice:smollm2``, every episode), with the oracle planner as a reference row. It adds the ``baseline:always-yes`` reference and writes the
 unified report. Every step goes through the public Python API and the runs' result stores, so a
 second run resumes and finishes in seconds.
@@ -41,6 +44,10 @@ def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int 
          lambda run: api.run_text(model, fqa, run, backend=shared(), progress=True)),
         ("FramingQA text, " + model + ", constrained answers", runs / "framingqa-model-constrained",
          lambda run: api.run_text(model, fqa, run, answer="constrained", backend=shared(), progress=True)),
+        ("FramingQA multiple choice in rotated option orders, " + model + ", constrained answers",
+         runs / "framingqa-rotated-constrained",
+         lambda run: api.run_text(model, DEMO / "framingqa-rotated", run, answer="constrained",
+                                  backend=shared(), progress=True)),
         ("FramingQA text, baseline:always-yes", runs / "framingqa-always-yes",
          lambda run: api.run_text("baseline:always-yes", fqa, run, progress=True)),
         ("OMIT M0 + M1, " + model, runs / "omit-model",

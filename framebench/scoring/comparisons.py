@@ -35,6 +35,9 @@ MATCH = ["task", "format", "condition", "item_id"]
 class Measure:
     key: str  # the per-context values' column
     label: str  # the report's column title
+    # What a per-context value of 1 means, for a 0/1 measure the McNemar test may run on (the
+    # caption's "b = contexts where <means> under A only").
+    means: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,9 @@ def _value(x: float) -> float | None:
 def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: str,
                    n_resamples: int) -> dict[str, Any] | None:
     """The row for one group: ``values`` indexed by (model, context_id); None when either model
-    has no values there (a suite may leave some models out, e.g. OMIT's persona panel)."""
+    has no values there (a suite may leave some models out, e.g. OMIT's persona panel) or no
+    context has a value under both, so a vacuous row adds no test to the Holm family. ``n_contexts``
+    counts the contexts valued under both models (the largest ``n`` of the measures)."""
     present = values.index.get_level_values("model")
     if a not in present or b not in present:
         return None
@@ -82,11 +87,14 @@ def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: 
         measures[m.key] = {"a": _value(x[both].mean()) if both.any() else None,
                            "b": _value(y[both].mean()) if both.any() else None,
                            "diff": diff.estimate, "diff_ci": diff.interval(), "n": diff.n}
+    n = max(m["n"] for m in measures.values())
+    if n == 0:  # shared items, but no context valued under both (e.g. no parsed OMIT pair)
+        return None
     test = None
-    if spec.test is not None:
+    if spec.test is not None and measures[spec.test]["n"]:
         result = stats.mcnemar_exact(va[spec.test].to_numpy(float), vb[spec.test].to_numpy(float))
         test = {"measure": spec.test, "b": result.b, "c": result.c, "p": result.p}
-    return {"model_a": a, "model_b": b, "n_contexts": len(va), "measures": measures, "test": test}
+    return {"model_a": a, "model_b": b, "n_contexts": n, "measures": measures, "test": test}
 
 
 def _groups(values: pd.DataFrame, group: tuple[str, ...]) -> Iterable[tuple[dict[str, str], pd.DataFrame]]:
@@ -144,7 +152,8 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
         found = compare_suite(rows, spec, suite, models, n_resamples) if len(models) > 1 else []
         if found:
             out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
-                                    "measures": [{"key": m.key, "label": m.label} for m in spec.measures],
+                                    "measures": [{"key": m.key, "label": m.label, "means": m.means}
+                                                 for m in spec.measures],
                                     "test": spec.test, "rows": found}
     if not out["suites"]:
         return {}

@@ -41,9 +41,10 @@ def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
                "points; brackets: 95 % paired cluster-bootstrap interval (one resample of contexts "
                "applied to both models). n: shared contexts.")
     if test:
+        means = next((m.get("means") for m in measures if m["key"] == test), "") or f"{labels.get(test, test)} is 1"
         caption += (f" McNemar: exact two-sided test on the per-context 0/1 {labels.get(test, test)}; "
-                    "b = contexts right under A only, c = under B only; p (Holm): adjusted across all "
-                    f"{n_tests} tests of this report.")
+                    f"b = contexts where {means} under A only, c = under B only; p (Holm): adjusted "
+                    f"across all {n_tests} tests of this report.")
     return Table(title=f"{part['title']}: model A vs model B", caption=caption + f" Definitions: {DOCS}",
                  header=header, rows=rows)
 
