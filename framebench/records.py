@@ -241,13 +241,17 @@ def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str
     fd, tmp = tempfile.mkstemp(prefix=".records.", suffix=".parquet", dir=run_dir)
     os.close(fd)
     try:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, write_page_checksum=True)  # verified on every read
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def schema_version(table: pa.Table) -> int:
@@ -269,9 +273,11 @@ def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.Da
     if not path.exists():
         raise RecordsError(f"{path}: no such records file")
     try:
-        table = pq.read_table(path)
+        # Pages written with a CRC (every framebench file since schema 2's checksums) are verified;
+        # a file written without them (older framebench, another tool) still reads.
+        table = pq.read_table(path, page_checksum_verification=True)
     except Exception as exc:  # pyarrow raises several types for unreadable files
-        raise RecordsError(f"{path}: not a readable parquet file ({exc})") from None
+        raise RecordsError(f"{path}: not a readable parquet file ({_first_line(exc)})") from None
     version = schema_version(table)
     if not 1 <= version <= SCHEMA_VERSION:
         raise RecordsError(f"{path}: records schema version {version} is not one this framebench reads "

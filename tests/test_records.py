@@ -186,3 +186,52 @@ def test_the_validator_takes_its_vocabulary(tmp_path):
     pq.write_table(table.drop_columns(["constraint"]), episodes / "records.parquet")
     with pytest.raises(RecordsError, match="missing column 'constraint'"):  # its suite has rows here
         read_records(episodes)
+
+
+def _many_rows(n=400):
+    return [text_row(context_id=f"c{i // 20}", item_id=f"c{i // 20}:{i}", answer=("Yes", "No")[i % 2],
+                     correct=i % 2 == 0, output=f"{('Yes', 'No')[i % 2]}, because of reason {i}") for i in range(n)]
+
+
+def _silently_damaged(raw: bytes, original: pd.DataFrame) -> bytes:
+    """The first 64-byte zeroing of ``raw`` that parquet decodes without an error into other values
+    when page checksums are not verified (what a reader without verification would score)."""
+    import io
+
+    for offset in range(4, len(raw) - 72, 16):
+        damaged = raw[:offset] + bytes(64) + raw[offset + 64:]
+        try:
+            decoded = pq.read_table(io.BytesIO(damaged), page_checksum_verification=False).to_pandas()
+        except Exception:
+            continue
+        if not decoded.equals(original):
+            return damaged
+    raise AssertionError("no silent damage found: the test would prove nothing")
+
+
+def test_records_carry_page_checksums_and_a_damaged_page_is_refused(tmp_path):
+    """Issue 28: a run folder with only records.parquet and prompts.jsonl (no run.json, whose sha256
+    would catch it) whose data page decodes to other values is refused with one line, exit 2."""
+    run = tmp_path / "run"
+    path = write_records(_many_rows(), run)
+    (run / "prompts.jsonl").write_text("")
+    original = pq.read_table(path).to_pandas()
+    path.write_bytes(_silently_damaged(path.read_bytes(), original))
+    with pytest.raises(RecordsError, match="CRC checksum verification failed"):
+        read_records(run)
+    proc = subprocess.run([sys.executable, "-m", "framebench", "score", str(run), "--out",
+                           str(tmp_path / "report")], capture_output=True, text=True)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert str(path) in lines[0] and "checksum" in lines[0]
+    assert not (tmp_path / "report").exists()
+
+
+def test_records_without_page_checksums_still_read(tmp_path):
+    """A file another tool (or an older framebench) wrote without page checksums reads as before,
+    and a checksummed file reads back equal."""
+    df = read_records(write_records(_many_rows(), tmp_path / "ours"))
+    (tmp_path / "theirs").mkdir()
+    pq.write_table(records.to_table(_many_rows()), tmp_path / "theirs" / "records.parquet")  # no checksums
+    assert read_records(tmp_path / "theirs").equals(df)
+    assert len(df) == 400 and df["output"].iloc[7] == "No, because of reason 7"
