@@ -1,6 +1,6 @@
-"""What the embodied suite compares between two planners on the same episode variants
+"""What the embodied suite compares between two planners on the same episode framings
 (docs/statistics.md "Model comparisons"): per episode, ``completion`` (mean percent complete over
-its variants) and ``strict_completion`` (1 when every biased variant succeeds; the McNemar
+its framings) and ``strict_completion`` (1 when every biased framing succeeds; the McNemar
 indicator)."""
 
 from __future__ import annotations

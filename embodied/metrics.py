@@ -1,19 +1,19 @@
 """Embodied (robotics) metrics per planner model (FramingQA paper Table 6).
 
-An episode (``context_id``) has a neutral variant and biased variants at the three levels.
-Report rows: ``overall``; ``root``, ``propositional``, ``global`` (the biased variants at that
-level, plus every neutral variant for the ``*_mean_neutral`` column); then each constraint type
+An episode (``context_id``) has a neutral framing and biased framings at the three levels.
+Report rows: ``overall``; ``root``, ``propositional``, ``global`` (the biased framings at that
+level, plus every neutral framing for the ``*_mean_neutral`` column); then each constraint type
 present (``none``, ``spatial``, ``temporal``, ``heterogeneous``: the episodes of that type).
 
 Keys per row, for measure in completion (``percent_complete``), replans and steps
 (``sim_steps``):
 
-* ``<measure>_mean_<bias>``: mean over the row's variants with that bias.
-* ``completion_strict_<dir>``: share of episodes whose every variant in the set succeeds, where
-  the set is the episode's correct-bias variants (``correct``), incorrect-bias variants
-  (``incorrect``) or both (``all``) within the row. Episodes without a variant in the set are
+* ``<measure>_mean_<bias>``: mean over the row's framings with that bias.
+* ``completion_strict_<dir>``: share of episodes whose every framing in the set succeeds, where
+  the set is the episode's correct-bias framings (``correct``), incorrect-bias framings
+  (``incorrect``) or both (``all``) within the row. Episodes without a framing in the set are
   left out.
-* ``replans_strict_<dir>`` / ``steps_strict_<dir>``: mean over the set's variants of the
+* ``replans_strict_<dir>`` / ``steps_strict_<dir>``: mean over the set's framings of the
   episodes counted in ``completion_strict_<dir>``; None when no episode qualifies.
 * ``n_episodes``: episodes in the row.
 

@@ -1,4 +1,4 @@
-"""The embodied suite (registered under ``framebench.suites``): episode variants run by a planner
+"""The embodied suite (registered under ``framebench.suites``): episode framings run by a planner
 in a simulator. Its one record builder serves the symbolic runner and PARTNR/Habitat ingest."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from framebench.suite import Suite
 def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias: str, level: str,
                 constraint: str, percent_complete: float, success: bool, sim_steps: int,
                 replans: int | None, output: str) -> dict[str, Any]:
-    """The record of one episode variant, from whichever simulator ran it (``replans`` None: the
+    """The record of one episode framing, from whichever simulator ran it (``replans`` None: the
     planner makes no LLM calls)."""
     from embodied.framing import framing_slot
     from framebench.records import make_row

@@ -208,7 +208,7 @@ def merge_manifest(manifest: dict[str, Any], part: dict[str, Any]) -> dict[str, 
 def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "local",
                 ray_address: str | None = None, workers: int | None = None, progress: bool = True,
                 **opts: Any):
-    """Run ``planner`` on every framed variant in Habitat, then ingest into ``out``.
+    """Run ``planner`` on every framed episode in Habitat, then ingest into ``out``.
 
     The driver's batches (``batch_size`` variants) are pipeline units: here, one after the other,
     or on Ray hosts offering the ``habitat`` resource (``executor="ray"``), which need no view of

@@ -1,4 +1,4 @@
-"""PARTNR outputs -> framebench records (one row per framed episode variant).
+"""PARTNR outputs -> framebench records (one row per framed episode).
 
 PARTNR's ``planner_demo`` writes, under ``<paths.results_dir>/<dataset file name>/``:
 
@@ -9,7 +9,7 @@ PARTNR's ``planner_demo`` writes, under ``<paths.results_dir>/<dataset file name
 * ``planner-log/planner-log-episode_<episode_id>_<run>.json``: ``{"task", "steps": [...]}`` with each
   step's ``thought`` and ``high_level_actions`` keyed by agent uid.
 
-Every variant of the framed episode file becomes a row. Crashed episodes, missing stats files and
+Every episode of the framed episode file becomes a row. Crashed episodes, missing stats files and
 unreadable stats files are never dropped: they become rows with ``percent_complete=0``,
 ``success=False``, ``sim_steps=0``, ``replans=0`` and an ``output`` starting with ``[crashed]``,
 ``[missing stats]`` or ``[unreadable stats]``, and they are listed in ``RUN_DIR/crashes.json``.
