@@ -250,10 +250,6 @@ def write_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, run_dir: str
     return target
 
 
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
 def schema_version(table: pa.Table) -> int:
     """The records schema version a file was written with (1: before the field existed)."""
     raw = (table.schema.metadata or {}).get(VERSION_KEY)
@@ -273,11 +269,11 @@ def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.Da
     if not path.exists():
         raise RecordsError(f"{path}: no such records file")
     try:
-        # Pages written with a CRC (every framebench file since schema 2's checksums) are verified;
-        # a file written without them (older framebench, another tool) still reads.
+        # Pages written with a CRC (``write_records``) are verified; a file written without them
+        # (an older framebench, another tool) still reads.
         table = pq.read_table(path, page_checksum_verification=True)
     except Exception as exc:  # pyarrow raises several types for unreadable files
-        raise RecordsError(f"{path}: not a readable parquet file ({_first_line(exc)})") from None
+        raise RecordsError(f"{path}: not a readable parquet file ({exc})") from None
     version = schema_version(table)
     if not 1 <= version <= SCHEMA_VERSION:
         raise RecordsError(f"{path}: records schema version {version} is not one this framebench reads "

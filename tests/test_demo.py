@@ -167,7 +167,7 @@ def _demo_datasets_suites() -> dict[str, set[str]]:
 def test_demo_report_has_every_part_the_demo_data_can_feed(demo_out):
     """Every registered report part that the demo's datasets can feed is in the demo report: each
     demo dataset's suites (from the folders, not a hand-written list) and every report-wide part.
-    Dropping a demo step, or a dataset folder nothing reads, fails here."""
+    Dropping the demo step that alone feeds a part or reads a dataset folder fails here."""
     from framebench.registry import report_parts, suites
 
     out, _ = demo_out
