@@ -1,7 +1,9 @@
-"""Results-browser latency on a large run: load time, then the time to answer the records page
-unfiltered, filtered, searched (questions + outputs), deep-paginated, and a context page.
+"""Results-browser latency on a large run: load time, the first request of the records list
+(cold), then the time to answer the records list unfiltered, filtered, searched (questions +
+outputs), deep-paginated, a context grid (all variants, and only where the models disagree) and
+one record's page.
 
-    python bench/viewer_bench.py [--rows 500000]
+    python bench/viewer_bench.py [--rows 250000]   # records per model, two models
 
 Synthetic FramingQA-shaped records (82 variants a context, 2 models) with one prompt per item.
 Prints the machine load next to the numbers: on a shared machine they are upper bounds.
@@ -42,6 +44,7 @@ def synthetic_run(run_dir: Path, rows: int, model: str) -> None:
         "correct": answer == gold, "output": [f"{a}. Because of reason {i % 9973}." for i, a in enumerate(answer)],
         "frame": "", "condition": "", "conflicts": "", "constraint": "",
         "percent_complete": None, "success": None, "sim_steps": None, "replans": None,
+        "answer_mode": "generate", "answer_probs": "",
     })[list(COLUMNS)]
     write_records(df, run_dir)
     with (run_dir / "prompts.jsonl").open("w") as fh:
@@ -64,7 +67,7 @@ def timed(client, url: str, repeats: int = 3) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=500_000, help="records per model (2 models)")
+    parser.add_argument("--rows", type=int, default=250_000, help="records per model (2 models)")
     args = parser.parse_args()
 
     from framebench.viewer.app import create_app
@@ -80,13 +83,16 @@ def main() -> None:
         client = create_app(data).test_client()
         print(f"load avg {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
               f"{len(data):,} records loaded in {load:.1f} s")
+        print(f"{'records, first page (first request)':<42} {timed(client, '/', repeats=1) * 1000:8.0f} ms")
         pages = {
             "records, unfiltered": "/",
             "records, model + bias + correct": "/?model=model-b&bias=incorrect&correct=no",
             "records, search 'reason 42.' (outputs)": "/?q=reason+42.",
             "records, search 'case 1234:' (questions)": "/?q=case+1234%3A",
             "records, last page": f"/?page={len(data) // 50}",
-            "context, 2 models side by side": "/context?suite=framingqa&id=ctx-77",
+            "context grid, 2 models": "/context?suite=framingqa&id=ctx-77",
+            "context grid, where the models disagree": "/context?suite=framingqa&id=ctx-77&show=disagree",
+            "record page": "/record?suite=framingqa&item=ctx-77:5&model=model-a",
         }
         for name, url in pages.items():
             print(f"{name:<42} {timed(client, url) * 1000:8.0f} ms")

@@ -3,14 +3,18 @@ in a simulator. Its one record builder serves the symbolic runner and PARTNR/Hab
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from framebench.records import SuiteRecords
+from framebench.runs import EPISODE_LOGS
+from framebench.scoring.parts import Panel
 from framebench.suite import Suite
 
 
@@ -35,6 +39,10 @@ class EmbodiedSuite(Suite):
 
     def task_help(self, task: str) -> str:
         return "PARTNR-style household episodes under framed instructions"
+
+    def record_panels(self, run_dir, record):
+        """The planner's steps of this framing of the episode, from its log in the run folder."""
+        return planner_steps(run_dir, str(record["item_id"]))
 
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
         from embodied.metrics import score_embodied
@@ -98,6 +106,30 @@ class EmbodiedSuite(Suite):
         return planner_answers(model)
 
 
+STEP_TEXT = 400  # characters of a planner reply shown per step
+
+
+def planner_steps(run_dir: Path, item_id: str) -> list[Panel]:
+    """The ``steps`` of an episode framing's log (``episodes/<item_id>.json``) as one table; none
+    when the run folder holds no log for it (e.g. ingested PARTNR stats)."""
+    path = Path(run_dir) / EPISODE_LOGS / f"{item_id}.json"
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    steps = log.get("steps") if isinstance(log, dict) else None
+    if not isinstance(steps, list):
+        return []
+    rows = [[str(step.get("decision", "")), str(step.get("action") or ""),
+             _cut(str(step.get("response") or ""))] for step in steps if isinstance(step, dict)]
+    title = f"Planner steps ({log.get('planner', '')}; ended: {log.get('end') or '—'})"
+    return [Panel(title, ["decision", "action", "planner reply"], rows)]
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= STEP_TEXT else text[:STEP_TEXT] + "…"
+
+
 EVALUATION_META = "embodied_evaluation"  # the report meta's key: model -> evaluation modes
 CONSTRAINTS = ("none", "spatial", "temporal", "heterogeneous")  # an episode's constraint type
 
@@ -119,4 +151,5 @@ EMBODIED = EmbodiedSuite(
     "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, records=EMBODIED_RECORDS,
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "constraint",
                        "percent_complete", "success", "sim_steps", "replans"),
-    result_columns=("percent_complete", "success"))
+    result_columns=("percent_complete", "success"),
+    list_columns=("bias", "level", "constraint"), reference=("bias", "neutral"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,8 +87,17 @@ class RunSummary:
     seconds: float = 0.0
 
 
+def prompt_entry(item_id: str, prompt: str, chat: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+    """A ``prompts.jsonl`` line: the item's prompt (its last user turn) and, when the model was
+    sent more than that one turn (a system turn, earlier turns), every turn as sent."""
+    entry: dict[str, Any] = {"item_id": item_id, "prompt": prompt}
+    if chat and [dict(turn) for turn in chat] != [{"role": "user", "content": prompt}]:
+        entry["chat"] = [{"role": turn["role"], "content": turn["content"]} for turn in chat]
+    return entry
+
+
 def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
-              prompts: Iterable[tuple[str, str]], info: RunInfo,
+              prompts: Iterable[tuple[str, str] | tuple[str, str, Sequence[Mapping[str, str]]]], info: RunInfo,
               files: Mapping[str, Any] | None = None) -> Path:
     """Write a run folder's records, prompts, the producer's own ``files`` (name -> JSON value)
     and run.json, each atomically, records first (validated before anything is written) and
@@ -98,8 +107,8 @@ def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
 
     out = Path(out)
     write_records(rows, out)
-    write_text_atomic("".join(json.dumps({"item_id": item_id, "prompt": prompt}, ensure_ascii=False) + "\n"
-                              for item_id, prompt in prompts), out / PROMPTS_FILE)
+    write_text_atomic("".join(json.dumps(prompt_entry(*entry), ensure_ascii=False) + "\n"
+                              for entry in prompts), out / PROMPTS_FILE)
     for name, value in (files or {}).items():
         write_json_atomic(value, out / name)
     hashes = file_hashes(out, [RECORDS_FILE, PROMPTS_FILE, *(files or {})])
@@ -122,6 +131,28 @@ def read_prompts(run_dir: Path) -> dict[str, str]:
             raise UserError(f"{path}: line {number}: expected {{\"item_id\": str, \"prompt\": str}}")
         prompts[entry["item_id"]] = entry["prompt"]
     return prompts
+
+
+def read_chats(run_dir: Path) -> dict[str, list[dict[str, str]]]:
+    """``item_id -> turns as sent`` for the prompts of ``run_dir`` that were sent as more than one
+    user turn (``prompt_entry``); a prompt without an entry was sent as that one turn."""
+    from framebench.jsonl import iter_jsonl
+
+    path = Path(run_dir) / PROMPTS_FILE
+    chats: dict[str, list[dict[str, str]]] = {}
+    if not path.exists():
+        return chats
+    for number, entry in iter_jsonl(path, "prompt entry"):
+        chat = entry.get("chat")
+        if chat is None:
+            continue
+        if not isinstance(chat, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("role"), str) and isinstance(t.get("content"), str)
+                for t in chat):
+            raise UserError(f"{path}: line {number}: field 'chat': expected a list of "
+                            "{\"role\": str, \"content\": str}")
+        chats[entry["item_id"]] = chat
+    return chats
 
 
 @dataclass(frozen=True)

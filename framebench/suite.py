@@ -83,6 +83,10 @@ class Suite(ReportPart, RecordsView):
     item_fields: Mapping[str, type] = field(default_factory=dict)  # fields its items must carry
     item_extras: Mapping[str, type] = field(default_factory=dict)  # fields its items may carry
     result_columns: tuple[str, str] = ("answer", "correct")
+    list_columns: tuple[str, ...] = ()  # default: its own record columns (``shown_columns``)
+    grid_groups: tuple[str, ...] = ("bias", "level")
+    grid_pair: str = ""
+    reference: tuple[str, str] | None = None
     stage = 0
 
     def __post_init__(self) -> None:
@@ -92,6 +96,9 @@ class Suite(ReportPart, RecordsView):
             self.formats = self.formats or tuple(self.records.formats)
         else:
             self.records = replace(self.records, formats={f: STANDARD_ANSWERS.get(f, ()) for f in self.formats})
+
+    def shown_columns(self) -> tuple[str, ...]:
+        return self.list_columns or tuple(self.records.columns)
 
     @property
     def text_items(self) -> bool:

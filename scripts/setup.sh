@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up framebench in ./.venv on a fresh machine (CPU). `--test` adds the test extras and the
-# headless browser the report tests drive. Safe to re-run: every step is idempotent.
+# headless browser (and its driver) the report and viewer tests drive. Safe to re-run: every step is idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,11 +26,12 @@ if [ "$with_tests" = 1 ]; then
   # tests drive it (tests/test_engines_range.py). Where it cannot be built, the reason goes to
   # .venv-vllm.skip and those tests skip with it.
   bash scripts/vllm_env.sh
-  if ! command -v chromium >/dev/null 2>&1; then
+  # Debian's chromium and its chromedriver: the browser tests drive them (selenium).
+  if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
     else
-      echo "note: install Debian's 'chromium' for the browser tests (they skip without it)" >&2
+      echo "note: install Debian's 'chromium' and 'chromium-driver' for the browser tests (they skip without them)" >&2
     fi
   fi
 else

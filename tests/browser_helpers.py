@@ -63,3 +63,27 @@ class DomSummary(HTMLParser):
             self.cells[-1] += data
         if "tr" in self._in and self.rows:
             self.rows[-1] += data
+
+
+def chromedriver_binary() -> str | None:
+    for name in (os.environ.get("FRAMEBENCH_CHROMEDRIVER", ""), "chromedriver"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def open_browser(chromium: str, chromedriver: str, width: int = 1280, height: int = 800):
+    """A headless chromium driven through chromedriver (selenium), its viewport exactly
+    ``width`` x ``height`` CSS pixels."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-dev-shm-usage", f"--window-size={width},{height}"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    return driver

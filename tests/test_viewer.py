@@ -114,8 +114,7 @@ def test_pagination_shows_every_row_once(client):
     for page in range(1, 7):  # 28 rows at 5 per page: 6 pages, the last holding 3
         html = client.get(f"/?per_page=5&page={page}").get_data(as_text=True)
         assert f"page {page} of 6" in html
-        seen += re.findall(r'<tr class="record">\s*<td>([^<]*)</td><td>[^<]*</td><td>[^<]*</td>'
-                           r'<td><a [^>]*>([^<]*)</a></td><td>([^<]*)</td>', html)
+        seen += re.findall(r'<td class="question" [^>]*><a href="(/record\?[^"]+)"', html)
     assert len(seen) == 28 and len(set(seen)) == 28
     last = client.get("/?per_page=5&page=6").get_data(as_text=True)
     assert "showing 26–28" in last and 'rel="next"' not in last
@@ -141,15 +140,16 @@ def test_responses_forbid_scripts_and_foreign_hosts(client):
 
 def test_context_page_shows_every_variant_with_models_side_by_side(client):
     html = client.get("/context?suite=framingqa&id=c2").get_data(as_text=True)
-    assert html.count('<tr class="variant">') == 4
-    header = re.search(r'<table id="variants">\s*<thead><tr>(.*?)</tr>', html, re.S).group(1)
-    assert header.endswith("<th>question</th><th>m-a</th><th>m-b</th>")
-    assert "m-a: 4/4 correct · strict ✓" in html and "m-b: 2/4 correct · strict ✗" in html
+    assert len(re.findall(r'<tr class="variant[ "]', html)) == 4
+    header = re.search(r'<table id="variants" class="grid">\s*<thead><tr>(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r'<th class="model"[^>]*>([^<]*)</th>', header) == ["m-a", "m-b"]
+    assert "<td>m-a</td><td>4/4 correct · strict ✓</td>" in html
+    assert "<td>m-b</td><td>2/4 correct · strict ✗</td>" in html
     # the passage every variant shares is shown once, the questions without it
     assert html.count("Passage of c2: a witness spoke.") == 1
     assert "Question incorrect/global/plain/Q1/d1?" in html
     only_b = client.get("/context?suite=framingqa&id=c2&model=m-b").get_data(as_text=True)
-    assert "<th>m-a</th>" not in only_b and "<th>m-b</th>" in only_b
+    assert ">m-a</th>" not in only_b and ">m-b</th>" in only_b
 
 
 @pytest.mark.parametrize(("url", "status", "message"), [
@@ -296,11 +296,12 @@ def test_browser_pages_load_filter_and_show_output_as_text(served, tmp_path):
     narrowed = DomSummary(dump_dom(_chromium(), served + "?model=m-b&correct=no", tmp_path / "p2"))
     assert len(narrowed.rows) == 6
     assert all(row.strip().startswith("m-b") and row.count("✗") == 1 for row in narrowed.rows)
-    # the page holding the payload: shown as text, nothing ran, nothing was injected
-    context = DomSummary(dump_dom(_chromium(), served + "context?suite=framingqa&id=c2", tmp_path / "p3"))
-    assert context.title.startswith("c2 · ")
-    assert SCRIPT_PAYLOAD in "".join(context.text) and MARKUP_PAYLOAD in "".join(context.text)
-    assert "injected" not in context.ids and "pwned" not in context.title
+    # the record holding the payload: shown as text, nothing ran, nothing was injected
+    record = DomSummary(dump_dom(_chromium(), served + "record?suite=framingqa&model=m-b"
+                                 "&item=c2:binary:correct/root/plain/Q1", tmp_path / "p3"))
+    assert record.title.startswith("c2:binary:correct/root/plain/Q1 · m-b · ")
+    assert SCRIPT_PAYLOAD in "".join(record.text) and MARKUP_PAYLOAD in "".join(record.text)
+    assert "injected" not in record.ids and "pwned" not in record.title
     searched = DomSummary(dump_dom(_chromium(), served + "?q=pwned", tmp_path / "p4"))
     assert len(searched.rows) == 1 and SCRIPT_PAYLOAD in searched.rows[0]
     assert "injected" not in searched.ids and "pwned" not in searched.title

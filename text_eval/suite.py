@@ -338,11 +338,13 @@ FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
     tasks=(), order=10, formats=("binary", "mc"), item_fields=TEXT_ITEM_FIELDS,
     drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
-                       "answer", "parse", "correct"))
+                       "answer", "parse", "correct"),
+    list_columns=("bias", "level", "form", "variant", "option", "distractor"), reference=("bias", "neutral"))
 FRAMINGQA_ROTATED = FramingQARotatedSuite(
     "framingqa_rotated", "FramingQA option position (rotated multiple choice)",
     tasks=(), order=15, formats=("mc",), item_fields=TEXT_ITEM_FIELDS,
-    drilldown_columns=FRAMINGQA.drilldown_columns)
+    drilldown_columns=FRAMINGQA.drilldown_columns, list_columns=FRAMINGQA.list_columns,
+    reference=FRAMINGQA.reference)
 def omit_row_problems(rows):
     """OMIT rows name their frame and their condition (``M<k>``)."""
     condition = rows["condition"].fillna("").astype(str)
@@ -358,4 +360,5 @@ OMIT_RECORDS = SuiteRecords(
     column_order=10)  # the layout records files have always had
 OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, records=OMIT_RECORDS,
                  item_fields=TEXT_ITEM_FIELDS, item_extras={"frame": str, "conflicts": str},
-                 drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"))
+                 drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"),
+                 list_columns=("condition", "frame", "conflicts"), grid_groups=("condition",), grid_pair="frame")

@@ -69,7 +69,7 @@ def persist(executor: Executor, units: Sequence[Unit], store: ResultStore, out: 
 
 
 def finalize(out: Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
-             prompts: Iterable[tuple[str, str]], info: RunInfo, executor: Executor,
+             prompts: Iterable[tuple[Any, ...]], info: RunInfo, executor: Executor,
              persisted: Mapping[str, Any] | None = None) -> Path:
     """Write the run folder's records, prompts and run.json (with how it executed and what
     persisting its results cost the driver), once."""

@@ -373,7 +373,7 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
     model_info = meta["info"]
     from framebench.pipeline import finalize
 
-    finalize(out, rows, ((j.record_id, j.prompt) for j in jobs), RunInfo(
+    finalize(out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunInfo(
         run_id=run_id, model=spec, fingerprint=fingerprint,
         decoding={j.decoding_name: j.decoding.as_dict() for j in jobs},
         dataset_hash=dataset_hash, started=started, producer="text", model_info=model_info,

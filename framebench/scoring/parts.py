@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -110,15 +111,42 @@ class ReportPart:
         return None
 
 
+@dataclass(frozen=True)
+class Panel:
+    """A titled table on the viewer's record page; cells are plain text (escaped when shown)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
 class RecordsView:
     """How report.html's drill-down and ``framebench view`` show one suite's records (a suite
     inherits these defaults; an unknown suite gets them as they are).
 
     ``result_columns``: the record columns shown as a row's result and its mark (default: the
-    answer, and whether it is correct).
+    answer, and whether it is correct). ``list_columns``: the record columns that tell its rows
+    apart within a context, shown by the viewer's records list and context grid (default: the
+    suite's own declared columns). ``grid_groups``: the columns whose values group the context
+    grid's rows. ``grid_pair``: a column whose values sit side by side in one grid row (OMIT's
+    action and omission wordings of one scenario). ``reference``: (column, value) of the row a
+    model's other answers in the context are compared with (a neutral question), if any.
     """
 
     result_columns: tuple[str, str] = ("answer", "correct")
+    list_columns: tuple[str, ...] = ()
+    grid_groups: tuple[str, ...] = ("bias", "level")
+    grid_pair: str = ""
+    reference: tuple[str, str] | None = None
+
+    def shown_columns(self) -> tuple[str, ...]:
+        """The columns the records list and the context grid show for its rows."""
+        return self.list_columns
+
+    def record_panels(self, run_dir: Path, record: Mapping[str, Any]) -> list[Panel]:
+        """Extra tables on the viewer's page of one record (e.g. an episode's planner steps),
+        read from its run folder."""
+        return []
 
     def context_summary(self, records: list[dict[str, Any]]) -> tuple[str, str]:
         """One line on one model's rows of one context, and its status (``pass``, ``fail`` or

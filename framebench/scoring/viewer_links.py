@@ -5,7 +5,11 @@ The URL scheme (documented in the README, stable):
 - ``BASE?model=M&suite=S&task=T&format=F&bias=B&level=L&condition=C&correct=yes|no&parse=P``
   ``&context=ID&q=TEXT&page=N&per_page=N`` — the records, filtered (every parameter optional;
   repeat one to allow several values);
-- ``BASE context?suite=S&id=ID[&model=M...]`` — one context with every variant side by side;
+- ``BASE context?suite=S&id=ID[&model=M...][&show=disagree|breaks]`` — one context as a grid,
+  a row per variant and a column per model (``show``: only the variants where the models'
+  answers differ, or only those that break a model's strict result);
+- ``BASE record?suite=S&item=ITEM_ID&model=M[&run=RUN_ID]`` — one record: the prompt as sent,
+  the raw output, its parse and every field, and the same item under the other models;
 - ``BASE report`` — the report computed from the served records, its tables linking here.
 
 ``BASE`` is where the viewer is served: ``/`` inside the viewer, or the ``--viewer-url`` given
@@ -40,6 +44,11 @@ def records_url(base: str, params: Params) -> str:
 def context_url(base: str, suite: str, context_id: str, models: Sequence[str] = ()) -> str:
     return _base(base) + "context?" + urlencode(_pairs({"suite": suite, "id": context_id,
                                                          "model": list(models)}))
+
+
+def record_url(base: str, suite: str, item_id: str, model: str, run_id: str = "") -> str:
+    return _base(base) + "record?" + urlencode(_pairs({"suite": suite, "item": item_id, "model": model,
+                                                        "run": run_id}))
 
 
 # report table header -> viewer filter; "Task" cells are raw task names except the pooled row

@@ -1,5 +1,6 @@
-"""The results browser as a Flask app: the records page (filters, search, pagination), the
-context page (every variant side by side, one column per model) and the report.
+"""The results browser as a Flask app: the records list (filters, search, pagination, one line
+per record), the context grid (a row per variant, a column per model), one record's page and the
+report.
 
 Everything shown comes from records, prompts and model output — untrusted — and reaches the page
 only through Jinja2 autoescaping (our own environment, autoescape on for every template). Every
@@ -9,27 +10,21 @@ only requests addressed to the loopback host it listens on (no DNS rebinding).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import jinja2
-import pandas as pd
 from flask import Flask, Response, request
 
 from framebench.errors import UserError
 from framebench.scoring import viewer_links as links
-from framebench.scoring.html import format_cell
-from framebench.viewer.data import CHOICE_FILTERS, RunData, parse_query, shared_prefix
+from framebench.viewer import pages
+from framebench.viewer.data import CHOICE_FILTERS, RunData, parse_query
 
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
-SNIPPET = 240  # characters of output / question shown per row on the records page
-ROW_COLUMNS = ["model", "task", "format", "context_id", "item_id", "bias", "level", "condition",
-               "frame", "gold", "answer", "parse", "correct"]
-VARIANT_COLUMNS = ["item_id", "format", "bias", "level", "form", "variant", "option", "distractor",
-                   "condition", "frame", "constraint", "gold"]
+GRID_SHOW = ("", "disagree", "breaks")
 
 
 def _environment() -> jinja2.Environment:
@@ -41,18 +36,6 @@ def _environment() -> jinja2.Environment:
     env.globals["records_url"] = lambda params: links.records_url("/", params)
     env.globals["context_url"] = lambda suite, cid: links.context_url("/", suite, cid)
     return env
-
-
-def _snippet(text: Any, limit: int = SNIPPET) -> str:
-    text = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _question(prompt: str) -> str:
-    """The last paragraph of a prompt: the question itself, without the shared passage."""
-    prompt = prompt.strip()
-    parts = [p for p in prompt.split("\n\n") if p.strip()]
-    return "\n\n".join(parts[-2:]) if len(parts) > 1 else prompt
 
 
 def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
@@ -98,7 +81,8 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
             kept["q"] = [query.text]
         if query.per_page != 50:
             kept["per_page"] = [str(query.per_page)]
-        rows = [_row_view(record) for record in shown.rows.to_dict("records")]
+        columns = pages.list_columns(data, shown.rows, data.suites_in(query))
+        rows = [pages.list_row(data, record, columns) for record in shown.rows.to_dict("records")]
         return page(
             "records.html.j2",
             filters=[{"name": name, "choices": data.choices[name],
@@ -106,6 +90,7 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
             context_filter=query.filters.get("context", []),
             text=query.text,
             per_page=query.per_page,
+            columns=columns,
             rows=rows,
             page=shown,
             page_url=lambda n: links.records_url("/", {**kept, "page": str(n)}),
@@ -115,13 +100,32 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
     def context_page() -> Response:
         suite = request.args.get("suite", "")
         context_id = request.args.get("id", "")
+        show = request.args.get("show", "")
         if not suite or not context_id:
             raise UserError("a context page needs ?suite=SUITE&id=CONTEXT_ID")
-        rows = data.context(suite, context_id, request.args.getlist("model"))
+        if show not in GRID_SHOW:
+            raise UserError(f"show: expected disagree or breaks, got {show!r}")
+        models = request.args.getlist("model")
+        rows = data.context(suite, context_id, models)
         if rows.empty:
             return page("error.html.j2", status=404,
                         message=f"no records for context {context_id!r} of suite {suite!r}")
-        return page("context.html.j2", **_context_view(suite, context_id, rows))
+        return page("context.html.j2", suite=suite, context_id=context_id, task=str(rows["task"].iloc[0]),
+                    passage=data.passage(suite, context_id), grid=pages.context_grid(data, suite, rows, show),
+                    show=show, show_url=lambda value: links.context_url("/", suite, context_id, models)
+                    + (f"&show={value}" if value else ""),
+                    list_url=links.records_url("/", {"suite": suite, "context": context_id}))
+
+    @app.get("/record")
+    def record_page() -> Response:
+        suite, item_id, model = (request.args.get(name, "") for name in ("suite", "item", "model"))
+        if not suite or not item_id or not model:
+            raise UserError("a record page needs ?suite=SUITE&item=ITEM_ID&model=MODEL")
+        found = pages.find_record(data, suite, item_id, model, request.args.get("run", ""))
+        if found is None:
+            return page("error.html.j2", status=404,
+                        message=f"no record of item {item_id!r} ({suite}) by model {model!r}")
+        return page("record.html.j2", **pages.record_page(data, *found))
 
     @app.get("/report")
     def report_page() -> Response:
@@ -130,66 +134,6 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
         return Response(report_cache["html"], mimetype="text/html")
 
     return app
-
-
-def _suite(name: str):
-    from framebench.scoring.html import _suite as suite_of
-
-    return suite_of(name)
-
-
-def _row_view(record: dict[str, Any]) -> dict[str, Any]:
-    cells = {c: format_cell(c, record.get(c)) for c in ROW_COLUMNS}
-    value, mark = _suite(str(record.get("suite"))).result_columns
-    cells["answer"] = format_cell(value, record.get(value))
-    cells["correct"] = format_cell(mark, record.get(mark))
-    return {
-        "cells": cells,
-        "suite": record["suite"],
-        "context_id": record["context_id"],
-        "question": _snippet(_question(str(record.get("prompt") or ""))),
-        "output": _snippet(record.get("output")),
-    }
-
-
-def _context_view(suite: str, context_id: str, rows: pd.DataFrame) -> dict[str, Any]:
-    """The context's variants as rows and its models as columns."""
-    models = list(dict.fromkeys(rows["model"]))
-    passage = shared_prefix(list(dict.fromkeys(rows["prompt"])))
-    columns = [c for c in VARIANT_COLUMNS if (rows[c].fillna("") != "").any()] or ["item_id"]
-    by_item: dict[str, dict[str, dict[str, Any]]] = {}
-    for record in rows.to_dict("records"):
-        by_item.setdefault(record["item_id"], {}).setdefault(record["model"], record)
-    variants = []
-    for by_model in by_item.values():
-        first = next(iter(by_model.values()))
-        variants.append({
-            "cells": [format_cell(c, first[c]) for c in columns],
-            "question": str(first["prompt"])[len(passage):],
-            "answers": [_answer_view(suite, by_model.get(m)) for m in models],
-        })
-    summaries = [_model_summary(suite, rows[rows["model"] == m]) for m in models]
-    return {"suite": suite, "context_id": context_id, "task": str(rows["task"].iloc[0]),
-            "models": models, "summaries": summaries, "passage": passage, "columns": columns,
-            "variants": variants,
-            "list_url": links.records_url("/", {"suite": suite, "context": context_id})}
-
-
-def _answer_view(suite: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
-    if record is None:
-        return None
-    value_column, mark_column = _suite(suite).result_columns
-    raw = record.get(value_column)
-    value = format_cell(value_column, "—" if raw is None or raw == "" else raw)
-    # without a gold answer there is nothing to be right about: show whether it parsed
-    mark = (format_cell(mark_column, record.get(mark_column))
-            if record.get("gold") or mark_column != "correct" else format_cell("parse", record.get("parse")))
-    return {"value": value, "mark": mark, "parse": str(record.get("parse") or ""),
-            "output": "" if record.get("output") is None else str(record["output"])}
-
-
-def _model_summary(suite: str, rows: pd.DataFrame) -> str:
-    return _suite(suite).model_summary(rows)
 
 
 def _render_report(data: RunData) -> str:

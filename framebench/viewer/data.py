@@ -67,6 +67,9 @@ class RunData:
         self._contexts = records.groupby(["suite", "context_id"], sort=False).indices
         prompts = records["prompt"]
         self._prompt_codes, self._prompt_values = pd.factorize(prompts)
+        self._suite_codes, self._suite_values = pd.factorize(records["suite"])
+        self._passages: dict[tuple[str, str], str] = {}
+        self.chats: dict[tuple[str, str], list[dict[str, str]]] = {}  # (run_dir, item_id) -> turns sent
         self.integrity_warnings: list[str] = []  # files that did not match run.json (read with --force)
 
     def __len__(self) -> int:
@@ -102,6 +105,34 @@ class RunData:
         start = (page - 1) * query.per_page
         shown = positions[start:start + query.per_page]
         return Page(self.records.iloc[shown], matched, page, pages, start + 1 if len(shown) else 0)
+
+    def suites_in(self, query: Query) -> list[str]:
+        """The suites of the rows a query matches, in display order."""
+        codes = np.unique(self._suite_codes[self.mask(query)])
+        return [str(self._suite_values[c]) for c in codes]
+
+    def passage(self, suite: str, context_id: str) -> str:
+        """The start every prompt of a context shares (``shared_prefix``), worked out once."""
+        key = (suite, context_id)
+        if key not in self._passages:
+            rows = self.context(suite, context_id)
+            self._passages[key] = shared_prefix(list(dict.fromkeys(rows["prompt"])))
+        return self._passages[key]
+
+    def question(self, record: Mapping[str, object]) -> str:
+        """What a record's prompt asks beyond its context's shared passage."""
+        prompt = str(record.get("prompt") or "")
+        return prompt[len(self.passage(str(record["suite"]), str(record["context_id"]))):].strip()
+
+    def item_rows(self, suite: str, item_id: str) -> pd.DataFrame:
+        """Every row of one item: the same question under each model (and run)."""
+        keep = (self.records["item_id"].to_numpy() == item_id) & (self.records["suite"].to_numpy() == suite)
+        return self.records[keep]
+
+    def chat(self, record: Mapping[str, object]) -> list[dict[str, str]]:
+        """The turns the record's model was sent (its prompt as one user turn when no more)."""
+        turns = self.chats.get((str(record["run_dir"]), str(record["item_id"])))
+        return turns or [{"role": "user", "content": str(record.get("prompt") or "")}]
 
     def context(self, suite: str, context_id: str, models: Sequence[str] = ()) -> pd.DataFrame:
         """Every row of one context (all models unless ``models`` names some), display order."""
@@ -155,15 +186,16 @@ def load_run_data(run_dirs: Sequence[Path], force: bool = False) -> RunData:
     prompt (``force``: folders whose files do not match their run.json hashes too, with warnings)."""
     from framebench.integrity import verify_run
     from framebench.records import label_answer_modes, read_records
-    from framebench.runs import read_prompts
+    from framebench.runs import read_chats, read_prompts
 
-    frames, warnings = [], []
+    frames, warnings, chats = [], [], {}
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UserError(f"{run_dir}: no such run folder")
         warnings += verify_run(run_dir, force=force)
         records = label_answer_modes(read_records(run_dir))  # the report's model labels
         prompts = read_prompts(run_dir)
+        chats.update({(str(run_dir), item_id): turns for item_id, turns in read_chats(run_dir).items()})
         mapped = records["item_id"].map(prompts).astype(object)
         records["prompt"] = mapped.where(mapped.notna(), "")
         records["run_dir"] = str(run_dir)
@@ -173,6 +205,7 @@ def load_run_data(run_dirs: Sequence[Path], force: bool = False) -> RunData:
     records = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     data = RunData(records)
     data.integrity_warnings = warnings
+    data.chats = chats
     return data
 
 
