@@ -28,7 +28,8 @@ Needs only torch and transformers (plus this checkout). Examples::
     python bench/engines.py --model smollm2                           # CPU, one law context
     python bench/engines.py --random-init 8b --all-items --naive-every 20   # a GPU box, no downloads
 
-``--random-init SHAPE`` (135m, 1.7b, 8b: SmolLM2-135M, SmolLM2-1.7B and Llama-3.1-8B configurations)
+``--random-init SHAPE`` (135m, 1.7b, 8b: SmolLM2-135M, SmolLM2-1.7B and Llama-3.1-8B configurations;
+``tiny``: two small layers, for checking the scripts on a CPU)
 builds a random-weight model of that shape with a local tokenizer (``--tokenizer``, default the
 SmolLM2 tokenizer framebench caches), so no weights need downloading; the compute per token is the
 real model's.
@@ -56,6 +57,8 @@ SHAPES = {  # public configurations of the models whose compute we want (archite
                  num_attention_heads=9, num_key_value_heads=3, tie_word_embeddings=True, rope_theta=100000.0),
     "1.7b": dict(vocab_size=49152, hidden_size=2048, intermediate_size=8192, num_hidden_layers=24,
                  num_attention_heads=32, num_key_value_heads=32, tie_word_embeddings=True, rope_theta=130000.0),
+    "tiny": dict(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True, rope_theta=10000.0),
     "8b": dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=False, rope_theta=500000.0),
 }
