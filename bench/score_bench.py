@@ -6,13 +6,17 @@ context (18 correct-bias, 36 root/global incorrect-bias over 3 distractors, 6 pr
 scenario plus a 5-persona panel at M0, a third of the scenarios conflict-labeled and the rest
 the candidate pool; embodied 7 variants per episode. Goal: <= 15 s on a 2-core machine.
 
-    python bench/score_bench.py [--records 500000] [--keep DIR]
+    python bench/score_bench.py [--records 500000] [--keep DIR] [--no-phases]
+
+The last line gives the wall time and peak RSS (``ru_maxrss`` of the child) of the subprocess
+``framebench score`` run.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -189,6 +193,12 @@ def phases(run_dir: Path) -> None:
         render_html(inputs.report, runs.records, runs.prompts)
 
 
+def peak_child_rss_mib() -> float:
+    """Peak resident memory of the largest finished child process (the subprocess score run is
+    the only one), in MiB: ``ru_maxrss`` is KiB on Linux."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=500_000)
@@ -221,6 +231,7 @@ def main() -> None:
                         "--out", str(out_dir / "subproc")], check=True, capture_output=True)
     print(f"in-process: {inproc.wall:.2f} s = {n / inproc.wall:,.0f} records/s; "
           f"subprocess: {sub.wall:.2f} s = {n / sub.wall:,.0f} records/s (goal <= 15 s)")
+    print(f"framebench score (subprocess): wall {sub.wall:.2f} s, peak RSS {peak_child_rss_mib():,.0f} MiB")
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not args.keep:
         shutil.rmtree(base)

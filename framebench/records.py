@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -460,31 +461,35 @@ def decode_answer_probs(cell: Any) -> dict[str, float]:
     return {str(k): float(v) for k, v in json.loads(cell).items()}
 
 
+def _probs_problem(cell: str, mode: str, allowed: set[str]) -> str:
+    """What is wrong with one non-empty ``answer_probs`` cell ("" when nothing)."""
+    import json
+
+    try:
+        probs = json.loads(cell)
+    except ValueError:
+        return "is not JSON"
+    if not isinstance(probs, dict) or not probs:
+        return "must be a JSON object {answer: probability}"
+    if not set(probs) <= allowed:
+        return f"names an answer outside {sorted(allowed)}"
+    if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in probs.values()):
+        return "holds a probability outside [0, 1]"
+    if abs(sum(probs.values()) - 1.0) > 1e-4:
+        return "probabilities do not sum to 1"
+    if mode != "constrained":
+        return "is set on a row whose answer_mode is not 'constrained'"
+    return ""
+
+
 def _validate_answer_probs(df: pd.DataFrame, source: str, schema: RecordsSchema) -> None:
     """``answer_probs``: "" or a JSON object of allowed answers (any declared answer set) ->
     numbers in [0, 1] summing to 1 (within 1e-4); only on ``constrained`` rows."""
-    import json
-
     allowed = {a for _, decl in schema.suites.values() for answers in decl.formats.values() for a in answers}
-    modes = df["answer_mode"].fillna("")
-    for row, (cell, mode) in enumerate(zip(df["answer_probs"].fillna(""), modes, strict=True)):
-        if cell == "":
-            continue
-        problem = ""
-        try:
-            probs = json.loads(cell)
-        except ValueError:
-            probs, problem = None, "is not JSON"
-        if not problem and (not isinstance(probs, dict) or not probs):
-            problem = "must be a JSON object {answer: probability}"
-        elif not problem and not set(probs) <= allowed:
-            problem = f"names an answer outside {sorted(allowed)}"
-        elif not problem and not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in probs.values()):
-            problem = "holds a probability outside [0, 1]"
-        elif not problem and abs(sum(probs.values()) - 1.0) > 1e-4:
-            problem = "probabilities do not sum to 1"
-        elif not problem and mode != "constrained":
-            problem = "is set on a row whose answer_mode is not 'constrained'"
+    cells = df["answer_probs"].fillna("").to_numpy(object)
+    modes = df["answer_mode"].fillna("").to_numpy(object)
+    for row in np.flatnonzero(cells != ""):  # only the rows that carry probabilities
+        problem = _probs_problem(cells[row], modes[row], allowed)
         if problem:
             raise RecordsError(f"{source}: row {row}: column 'answer_probs' {problem}")
 
@@ -506,9 +511,10 @@ def label_answer_modes(df: pd.DataFrame) -> pd.DataFrame:
     reader that shows or scores models goes through here."""
     if "answer_mode" not in df.columns or df.empty:
         return df
-    labels = [model_label(m, a) for m, a in zip(df["model"], df["answer_mode"].fillna(""), strict=True)]
-    if all(a == b for a, b in zip(labels, df["model"], strict=True)):
+    relabel = ((df["answer_mode"].fillna("") == "constrained")
+               & ~df["model"].str.endswith(CONSTRAINED_SUFFIX)).to_numpy(bool)
+    if not relabel.any():  # the same test as model_label, on whole columns
         return df
     df = df.copy()
-    df["model"] = labels
+    df.loc[relabel, "model"] = df.loc[relabel, "model"] + CONSTRAINED_SUFFIX
     return df

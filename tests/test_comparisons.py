@@ -3,11 +3,14 @@ per-context values): matching by item, paired differences, McNemar counts, Holm 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
 from framebench.records import make_row, to_table
 from framebench.scoring.comparisons import compare_models, registered_comparisons
+from text_eval.comparisons import FRAMINGQA_COMPARISON, OMIT_COMPARISON
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
@@ -124,3 +127,48 @@ def test_mcnemar_caption_says_what_b_and_c_count_for_each_measure():
     assert "b = contexts where the scenario's pair is omission-biased (No under both frames) under A only" in omit_caption
     assert "right" not in omit_caption.split("McNemar")[1]
     assert "b = contexts where every question is answered right under A only" in fqa_caption
+
+
+def counting(spec):
+    """``spec`` whose ``values`` records the models of every records frame it is given."""
+    calls: list[set[str]] = []
+
+    def values(records: pd.DataFrame) -> pd.DataFrame:
+        calls.append(set(records["model"]))
+        return spec.values(records)
+
+    return dataclasses.replace(spec, values=values), calls
+
+
+def test_one_model_per_suite_computes_no_values():
+    """A suite with one model has no pair: its per-context values are never computed."""
+    spec, calls = counting(FRAMINGQA_COMPARISON)
+    one = two_models().query("model == 'm-a'")
+    assert compare_models(one, [("framingqa", spec)], 200) == {}
+    assert calls == []
+
+
+def test_models_a_comparison_never_values_form_no_pair():
+    """OMIT's persona panel has no values (``omit_values`` drops it): no pair with it is formed,
+    and the report is the same."""
+    rows = omit("m-a", "s1", "No", "No") + omit("m-b", "s1", "Yes", "No") + omit("persona:care", "s1", "No", "No")
+    df = frame(rows)
+    spec, calls = counting(OMIT_COMPARISON)
+    out = compare_models(df, [("omit", spec)], 200)
+    assert calls == [{"m-a", "m-b"}]
+    every = dataclasses.replace(OMIT_COMPARISON, compares=lambda model: True)
+    assert out == compare_models(df, [("omit", every)], 200)
+
+
+@pytest.mark.parametrize("records", [two_models, lambda: two_models().query("context_id != 'c5'")],
+                         ids=["partial overlap", "full overlap"])
+def test_per_model_values_give_the_same_rows(records):
+    """With ``per_model`` the values of a pair sharing every record come from one computation over
+    all records; the report is the one computed pair by pair."""
+    df = records()
+    spec, calls = counting(FRAMINGQA_COMPARISON)
+    assert spec.per_model
+    out = compare_models(df, [("framingqa", spec)], 500)
+    pairwise = dataclasses.replace(FRAMINGQA_COMPARISON, per_model=False)
+    assert out == compare_models(df, [("framingqa", pairwise)], 500)
+    assert len(calls) == 1

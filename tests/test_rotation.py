@@ -11,7 +11,14 @@ import pytest
 from text_helpers import cli_exit_code
 
 from framebench.records import encode_answer_probs, make_row, to_table
-from text_eval.rotation import LETTERS, rotate, score_rotation, with_rotations
+from text_eval.rotation import (
+    LETTERS,
+    complete_cycles,
+    families,
+    rotate,
+    score_rotation,
+    with_rotations,
+)
 
 OPTIONS = ["W", "X", "Y", "Z"]
 
@@ -137,3 +144,16 @@ def test_demo_rotated_set_is_the_rotations_of_three_questions_per_mc_context():
     expected = [rotate(it, r) for it in fixed for r in range(1, 4)]
     assert read_items("datasets/demo/framingqa-rotated") == expected
     assert len(expected) == 12 * 3 * 3
+
+
+def test_families_without_rotated_rows_are_empty():
+    """Fixed-order MC rows alone hold no family (early exit before any per-item work)."""
+    df = rows_for(lambda gold, bias: ("A", None))
+    fam = families(df[df["suite"] == "framingqa"])
+    assert fam.empty and {"base", "rotation", "right"} <= set(fam.columns)
+
+
+def test_complete_cycles_need_rotation_zero_and_no_gap():
+    rows = pd.DataFrame({"model": ["m"] * 9, "base": ["q1"] * 3 + ["q2"] * 2 + ["q3"] * 2 + ["q4"] * 2,
+                         "rotation": [0, 1, 2, 0, 2, 1, 2, 0, 0]})
+    assert complete_cycles(rows).tolist() == [True] * 3 + [False] * 6  # q2 gap, q3 no 0, q4 only 0

@@ -54,15 +54,23 @@ def omit_values(records: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def evaluated_model(model: str) -> bool:
+    """OMIT compares evaluated models: ``omit_values`` leaves out the persona panel's records."""
+    from text_eval.omit.metrics import PERSONA_PREFIX
+
+    return not model.startswith(PERSONA_PREFIX)
+
+
 FRAMINGQA_COMPARISON = Comparison(
     title="FramingQA (text)", group=("task", "format"),
     measures=(Measure("mean", "Mean accuracy"), Measure("strict_all", "Strict accuracy (all)",
                       "every question is answered right"),
               Measure("framing_effect", "Framing effect")),
-    values=framingqa_values, test="strict_all", effect="framing_effect", pooled=("task", POOLED_TASK))
+    values=framingqa_values, test="strict_all", effect="framing_effect", pooled=("task", POOLED_TASK),
+    per_model=True)
 OMIT_COMPARISON = Comparison(
     title="OMIT", group=("condition",),
     measures=(Measure("OBR", "OBR", "the scenario's pair is omission-biased (No under both frames)"),
               Measure("ABR", "ABR", "the pair is action-biased (Yes under both frames)"),
               Measure("FCR", "FCR", "the pair's answer changes with the frame")),
-    values=omit_values, test="OBR")
+    values=omit_values, test="OBR", compares=evaluated_model)

@@ -82,7 +82,7 @@ def rotation_index(item_ids: pd.Series) -> pd.DataFrame:
 
 def is_rotated(item_ids: pd.Series) -> pd.Series:
     """Rows of rotated items (rotation >= 1): the fixed-order metrics leave them out."""
-    return item_ids.str.contains(SUFFIX, regex=True)
+    return item_ids.str.contains(r"@r\d+$", regex=True)
 
 
 def _letter_probs(rows: pd.DataFrame) -> np.ndarray:
@@ -115,15 +115,21 @@ def families(df: pd.DataFrame) -> pd.DataFrame:
     (rotation 0, whose rows may come from another run of that model, through the last); columns
     ``base``, ``rotation``, ``right`` added."""
     mc = df[df["suite"].isin([FIXED_SUITE, ROTATED_SUITE]) & (df["format"] == "mc")]
-    if mc.empty:
-        return mc.assign(base=[], rotation=[], right=[])
+    if mc.empty or not is_rotated(mc["item_id"]).any():  # no rotated row: no family
+        return mc.iloc[:0].assign(base=[], rotation=[], right=[])
     mc = pd.concat([mc.reset_index(drop=True), rotation_index(mc["item_id"]).reset_index(drop=True)], axis=1)
-    # a family counts when the model answered rotation 0 and every rotation up to the last one
-    # seen: only a complete cycle puts every option at every letter once (PriDe's balance)
-    seen = mc.groupby(["model", "base"])["rotation"].agg(lambda r: set(r) == set(range(max(r) + 1)) and max(r) > 0)
-    complete = set(seen[seen].index)
-    fam = mc[[key in complete for key in zip(mc["model"], mc["base"], strict=True)]]
+    fam = mc[complete_cycles(mc)]
     return fam.assign(right=(fam["correct"].fillna(False).astype(bool) & (fam["parse"] == "ok")).astype(float))
+
+
+def complete_cycles(mc: pd.DataFrame) -> np.ndarray:
+    """Per row: whether its (model, base) family is a complete cycle, i.e. the model answered
+    rotation 0 and every rotation up to the last one seen (only a complete cycle puts every option
+    at every letter once: PriDe's balance), the last one at least 1. The rotations are whole
+    numbers >= 0, so the set is 0 .. max exactly when min is 0 and there are max + 1 of them."""
+    rotation = mc.groupby(["model", "base"], sort=False)["rotation"]
+    low, high, count = rotation.transform("min"), rotation.transform("max"), rotation.transform("nunique")
+    return ((low == 0) & (high > 0) & (count == high + 1)).to_numpy(bool)
 
 
 def _interval(values: np.ndarray, key: str, n_resamples: int) -> list[float] | None:

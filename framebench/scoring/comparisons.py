@@ -52,14 +52,53 @@ class Comparison:
     test: str | None = None  # the 0/1 measure the exact McNemar test runs on
     effect: str | None = None  # the measure whose value 0 means "no framing effect" (power)
     pooled: tuple[str, str] | None = None  # (group level, value) of the groups pooling the others
+    # True when a model's values depend on its own records only (each group is one model's): the
+    # values of two models that share all their items are then read from the values of all models
+    per_model: bool = False
+    # The models ``values`` can give values for (e.g. OMIT leaves out its persona panel): a pair
+    # with another model never has a row, so it is not formed
+    compares: Callable[[str], bool] = lambda model: True
 
 
-def _shared_items(records: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    """Both models' records of the items both answered."""
-    keys = pd.MultiIndex.from_frame(records[MATCH].astype(str))
-    of_a, of_b = (records["model"] == a).to_numpy(), (records["model"] == b).to_numpy()
-    shared = keys[of_a].intersection(keys[of_b])
-    return records[(of_a | of_b) & keys.isin(shared)]
+def item_codes(records: pd.DataFrame) -> np.ndarray:
+    """One integer per record naming its item (the ``MATCH`` columns): equal codes, same item."""
+    return records.groupby([records[c].astype(str) for c in MATCH], sort=False, dropna=False).ngroup().to_numpy()
+
+
+def _shared_rows(codes: np.ndarray, model: np.ndarray, a: str, b: str) -> np.ndarray:
+    """Positions of both models' records of the items both answered (in record order)."""
+    of_a, of_b = model == a, model == b
+    rows = np.flatnonzero(of_a | of_b)
+    answered_a, answered_b = (np.zeros(len(codes) + 1, bool) for _ in range(2))  # by item code
+    answered_a[codes[of_a]], answered_b[codes[of_b]] = True, True
+    return rows[(answered_a & answered_b)[codes[rows]]]
+
+
+class PairValues:
+    """The per-context values of each pair of models over the items both answered: the spec's
+    ``values`` of the pair's shared records, or (``per_model`` specs, when the pair shares every
+    record of both) the pair's rows of the values of all records, computed once."""
+
+    def __init__(self, records: pd.DataFrame, spec: Comparison) -> None:
+        self.records, self.spec = records, spec
+        self.codes, self.model = item_codes(records), records["model"].to_numpy(object)
+        self._all: pd.DataFrame | None = None
+
+    def __call__(self, a: str, b: str) -> pd.DataFrame | None:
+        """None when the two share no item."""
+        rows = _shared_rows(self.codes, self.model, a, b)
+        if not len(rows):
+            return None
+        if self.spec.per_model and len(rows) == int(np.isin(self.model, [a, b]).sum()):
+            return self._of_all(a, b)
+        return self.spec.values(self.records.iloc[rows])
+
+    def _of_all(self, a: str, b: str) -> pd.DataFrame:
+        if self._all is None:
+            self._all = self.spec.values(self.records)
+        keep = self._all.index.get_level_values("model").isin([a, b])
+        part = self._all[keep]
+        return part.set_axis(part.index.remove_unused_levels(), axis=0)
 
 
 def _value(x: float) -> float | None:
@@ -110,11 +149,11 @@ def paired_groups(records: pd.DataFrame, spec: Comparison, models: list[str]) ->
         tuple[str, str, dict[str, str], pd.DataFrame, pd.DataFrame]]:
     """Every pair of ``models`` (in order) with the items both answered, by the spec's groups:
     (a, b, group labels, the pair's per-context values, this group's part of them)."""
+    pair_values = PairValues(records, spec)
     for a, b in combinations(models, 2):
-        shared = _shared_items(records, a, b)
-        if shared.empty:
+        values = pair_values(a, b)
+        if values is None:
             continue
-        values = spec.values(shared)
         for labels, part in _groups(values, spec.group):
             yield a, b, labels, values, part
 
@@ -147,9 +186,11 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
 
     out: dict[str, Any] = {"suites": {}}
     for suite, spec in specs:
-        rows = records[records["suite"] == suite]
-        models = sorted(rows["model"].unique(), key=natural_key)
-        found = compare_suite(rows, spec, suite, models, n_resamples) if len(models) > 1 else []
+        of_suite = (records["suite"] == suite).to_numpy(bool)
+        models = sorted((m for m in records.loc[of_suite, "model"].unique() if spec.compares(m)),
+                        key=natural_key)
+        # one model (or none): no pair, so no need to look at the rows
+        found = compare_suite(records[of_suite], spec, suite, models, n_resamples) if len(models) > 1 else []
         if found:
             out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
                                     "measures": [{"key": m.key, "label": m.label, "means": m.means}
