@@ -14,14 +14,26 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
-from framebench.interop.samples import items_file, job_of, user_message
+from framebench.interop.samples import CONDITION, items_file, job_of, user_message
 from framebench.items import read_items
 from framebench.records import PARSES
 from framebench.registry import suite
 from framebench.suite import Job
 
-TASKS = {"framebench/framingqa": "framingqa", "framebench/omit": "omit"}
-SCORERS = {"framingqa": "framingqa_scorer", "omit": "omit_scorer"}
+PREFIX = "framebench/"  # Inspect names a package's tasks <package>/<task>; each task is a suite
+
+
+def task_suite(name: str | None) -> str | None:
+    """The suite an Inspect task name stands for (``framebench/<suite>``), None for another task."""
+    from framebench.registry import suites
+
+    suite_name = (name or "").removeprefix(PREFIX)
+    found = suites().get(suite_name) if (name or "").startswith(PREFIX) else None
+    return suite_name if found is not None and found.text_items else None
+
+
+def scorer_name(suite_name: str) -> str:
+    return f"{suite_name}_scorer"
 
 
 @dataclass
@@ -60,9 +72,10 @@ def _read(path: Path) -> Any:
 
 def _suite_of(path: Path, log: Any) -> str:
     name = log.eval.task_registry_name or log.eval.task
-    if name not in TASKS:
-        raise UserError(f"{path}: task {name!r} is not a framebench task (expected {', '.join(TASKS)})")
-    return TASKS[name]
+    found = task_suite(name)
+    if found is None:
+        raise UserError(f"{path}: task {name!r} is not a framebench task ({PREFIX}<suite>)")
+    return found
 
 
 def _check_status(path: Path, log: Any, partial: bool) -> None:
@@ -115,7 +128,7 @@ def read_log(path: Path, items: Mapping[str, dict[str, Any]], partial: bool) -> 
     log = _read(path)
     name = _suite_of(path, log)
     _check_status(path, log, partial)
-    condition = str(log.eval.task_args.get("condition") or "M0") if name == "omit" else None
+    condition = log.eval.task_args.get(CONDITION) or None  # None: the suite's default
     result = LogImport(path, log.eval.model, [], {
         "log": str(path), "log_sha256": file_sha256(path), "task": log.eval.task,
         "task_args": dict(log.eval.task_args), "model": log.eval.model, "created": log.eval.created,
@@ -129,7 +142,7 @@ def read_log(path: Path, items: Mapping[str, dict[str, Any]], partial: bool) -> 
             result.left_out.append(str(sample.id))
             continue
         job = _job(path, sample, items.get(str(sample.id)), condition)
-        if _disagrees(sample, suite(name).record(job, "", ""), SCORERS[name]):
+        if _disagrees(sample, suite(name).record(job, "", ""), scorer_name(name)):
             result.disagreements.append(f"{path.name}:{sample.id}")
         result.jobs.append(job)
     if not result.jobs:

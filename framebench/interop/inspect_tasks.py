@@ -180,24 +180,24 @@ def omit_scorer() -> Any:
     return score
 
 
-def _task(samples: list[TextSample], name: str, scorer_: Any) -> Task:
-    return Task(dataset=_dataset(samples, name), solver=framebench_generate(), scorer=scorer_,
-                metadata={"framebench_suite": name})
+def _task(suite_name: str, samples: list[TextSample], scorer_: Any) -> Task:
+    return Task(dataset=_dataset(samples, suite_name), solver=framebench_generate(), scorer=scorer_,
+                metadata={"framebench_suite": suite_name})
 
 
 @task
 def framingqa(data: str, task: str | None = None, format: str | None = None) -> Task:
     """FramingQA text items of ``data`` (optionally one task and one format: binary or mc)."""
-    path = items_file(data)
-    items = select_items(load_items(data, "framingqa"), task, format, None)
+    name, path = framingqa.__name__, items_file(data)
+    items = select_items(load_items(data, name), task, format, None)
     if not items:
-        raise UserError(f"{path}: no FramingQA items match task={task!r} format={format!r}")
-    return _task([to_sample(job_of(it, None, str(path))) for it in items], "framingqa", framingqa_scorer())
+        raise UserError(f"{path}: no items match task={task!r} format={format!r}")
+    return _task(name, [to_sample(job_of(it, None, str(path))) for it in items], framingqa_scorer())
 
 
 @task
-def omit(data: str, condition: str = "M0") -> Task:
-    """OMIT items of ``data`` under one condition (M0 by default; ``framebench list conditions``)."""
-    path = items_file(data)
-    samples = [to_sample(job_of(it, condition, str(path))) for it in load_items(data, "omit")]
-    return _task(samples, "omit", omit_scorer())
+def omit(data: str, condition: str | None = None) -> Task:
+    """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
+    name, path = omit.__name__, items_file(data)
+    samples = [to_sample(job_of(it, condition, str(path))) for it in load_items(data, name)]
+    return _task(name, samples, omit_scorer())

@@ -70,8 +70,7 @@ def to_sample(job: Job) -> TextSample:
 def item_of(metadata: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """(item, condition) from a sample's metadata (``to_sample``'s inverse)."""
     item = dict(metadata)
-    condition = item.pop(CONDITION, None) if item.get("suite") == "omit" else None
-    return item, condition
+    return item, item.pop(CONDITION, None)
 
 
 def parse_output(metadata: Mapping[str, Any], output: str, source: str) -> dict[str, Any]:
