@@ -103,7 +103,7 @@ def test_samples_are_framebench_items(law):
     assert sorted(s.id for s in log.samples) == sorted(items)
     for sample in log.samples:
         item = items[sample.id]
-        assert [m.role for m in sample.messages[:1]] == ["user"]
+        assert [m.role for m in sample.messages] == ["user", "assistant"]  # no system turn
         assert sample.messages[0].text == prompts[sample.id]
         assert sample.target == item["gold"]
         assert (sample.choices or []) == item["options"]
