@@ -1,0 +1,203 @@
+"""Inspect AI tasks ``framebench/framingqa`` and ``framebench/omit`` (``framebench[inspect]``;
+registered under Inspect's ``inspect_ai`` entry point, docs/interop.md).
+
+Each sample is one framebench item: the user message framebench renders, no system turn; greedy
+decoding with framebench's max new tokens; scored by framebench's own strict parser. Metrics:
+accuracy with its standard error clustered by context, strict accuracy and framing effect per
+format (pooled over tasks, as ``framebench score``), OMIT's OBR / ABR / FCR per condition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    Metric,
+    SampleScore,
+    Score,
+    Target,
+    accuracy,
+    mean,
+    metric,
+    scorer,
+    stderr,
+    value_to_float,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from framebench.errors import UserError
+from framebench.interop.samples import (
+    TextSample,
+    items_file,
+    job_of,
+    load_items,
+    parse_output,
+    to_sample,
+)
+from framebench.pipeline.text import select_items
+
+CLUSTER = "context_id"
+MAX_NEW_TOKENS = "max_new_tokens"  # the metadata key of a sample's framebench budget
+
+
+def _sample(s: TextSample) -> Sample:
+    return Sample(input=s.prompt, target=s.target, id=s.id, choices=s.choices or None,
+                  metadata={**s.metadata, MAX_NEW_TOKENS: s.max_new_tokens})
+
+
+def _dataset(samples: list[TextSample], name: str) -> MemoryDataset:
+    return MemoryDataset([_sample(s) for s in samples], name=name)
+
+
+@solver
+def framebench_generate() -> Solver:
+    """Greedy generation with the sample's framebench budget (binary 8, MC 16, OMIT per condition)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await generate(state, temperature=0.0, max_tokens=int(state.metadata[MAX_NEW_TOKENS]))
+
+    return solve
+
+
+def _record(state: TaskState) -> dict[str, Any]:
+    metadata = {k: v for k, v in state.metadata.items() if k != MAX_NEW_TOKENS}
+    return parse_output(metadata, state.output.completion, f"sample {state.sample_id}")
+
+
+def _meta(s: SampleScore) -> dict[str, Any]:
+    return s.sample_metadata or {}
+
+
+def _right(s: SampleScore) -> float:
+    """1.0 for a right answer (Inspect's reducers have already turned ``C`` / ``I`` into 1 / 0)."""
+    return value_to_float()(s.score.value)
+
+
+def _by_context(scores: list[SampleScore]) -> dict[str, dict[tuple[str, str], list[SampleScore]]]:
+    """format -> (task, context_id) -> scores, contexts sorted as ``framebench score`` sorts them."""
+    out: dict[str, dict[tuple[str, str], list[SampleScore]]] = {}
+    for s in scores:
+        m = _meta(s)
+        out.setdefault(m["format"], {}).setdefault((m["task"], m["context_id"]), []).append(s)
+    return {f: dict(sorted(groups.items())) for f, groups in sorted(out.items())}
+
+
+@metric
+def strict_accuracy() -> Metric:
+    """Per format: the share of contexts whose every variant is right."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        return {f"strict_accuracy_{fmt}": float(np.mean([min(map(_right, g)) for g in groups.values()]))
+                for fmt, groups in _by_context(scores).items()}
+
+    return compute
+
+
+def _bias_mean(group: list[SampleScore], bias: str) -> float:
+    values = [_right(s) for s in group if _meta(s)["bias"] == bias]
+    return sum(values) / len(values) if values else float("nan")
+
+
+@metric
+def framing_effect() -> Metric:
+    """Per format: per context, accuracy on correct-bias minus on incorrect-bias questions,
+    averaged over the contexts having both."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        out = {}
+        for fmt, groups in _by_context(scores).items():
+            effects = np.array([_bias_mean(g, "correct") - _bias_mean(g, "incorrect") for g in groups.values()])
+            if np.isfinite(effects).any():
+                out[f"framing_effect_{fmt}"] = float(np.nanmean(effects))
+        return out
+
+    return compute
+
+
+def _pattern(group: list[SampleScore]) -> str | None:
+    """A scenario's (action, omission) answer letters; None unless both frames parsed Yes/No."""
+    letters = {}
+    for s in group:
+        answer = (s.score.metadata or {}).get("answer", "")
+        if (s.score.metadata or {}).get("parse") == "ok" and answer in ("Yes", "No"):
+            letters.setdefault(_meta(s)["frame"], answer[0])
+    return letters["action"] + letters["omission"] if len(letters) == 2 else None
+
+
+@metric
+def omission_rates() -> Metric:
+    """Per condition, over scenarios with both frames parsed (the conflict-labeled ones when any
+    is labeled): OBR = (No, No), ABR = (Yes, Yes), FCR = mixed."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        if any(_meta(s).get("conflicts") for s in scores):
+            scores = [s for s in scores if _meta(s).get("conflicts")]
+        scenarios: dict[tuple[str, str], list[SampleScore]] = {}
+        for s in scores:
+            scenarios.setdefault((_meta(s)["condition"], _meta(s)["context_id"]), []).append(s)
+        out: dict[str, float] = {}
+        for condition in sorted({c for c, _ in scenarios}):
+            patterns = [p for (c, _), g in scenarios.items() if c == condition if (p := _pattern(g))]
+            if patterns:
+                n = len(patterns)
+                out[f"OBR_{condition}"] = patterns.count("NN") / n
+                out[f"ABR_{condition}"] = patterns.count("YY") / n
+                out[f"FCR_{condition}"] = (patterns.count("YN") + patterns.count("NY")) / n
+        return out
+
+    return compute
+
+
+def _score(record: dict[str, Any], value: Any) -> Score:
+    return Score(value=value, answer=record["answer"], explanation=record["parse"],
+                 metadata={"parse": record["parse"], "answer": record["answer"]})
+
+
+@scorer(metrics=[accuracy(), stderr(cluster=CLUSTER), strict_accuracy(), framing_effect()])
+def framingqa_scorer() -> Any:
+    """framebench's strict parser: right when the parse is ``ok`` and the answer is the gold."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        record = _record(state)
+        return _score(record, CORRECT if record["correct"] else INCORRECT)
+
+    return score
+
+
+@scorer(metrics=[mean(), stderr(cluster=CLUSTER), omission_rates()])
+def omit_scorer() -> Any:
+    """framebench's OMIT parser; the value is 1 for a parsed Yes (the action taken), else 0."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        record = _record(state)
+        return _score(record, 1.0 if record["parse"] == "ok" and record["answer"] == "Yes" else 0.0)
+
+    return score
+
+
+def _task(suite_name: str, samples: list[TextSample], scorer_: Any) -> Task:
+    return Task(dataset=_dataset(samples, suite_name), solver=framebench_generate(), scorer=scorer_,
+                metadata={"framebench_suite": suite_name})
+
+
+@task
+def framingqa(data: str, task: str | None = None, format: str | None = None) -> Task:
+    """FramingQA text items of ``data`` (optionally one task and one format: binary or mc)."""
+    name, path = framingqa.__name__, items_file(data)
+    items = select_items(load_items(data, name), task, format, None)
+    if not items:
+        raise UserError(f"{path}: no items match task={task!r} format={format!r}")
+    return _task(name, [to_sample(job_of(it, None, str(path))) for it in items], framingqa_scorer())
+
+
+@task
+def omit(data: str, condition: str | None = None) -> Task:
+    """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
+    name, path = omit.__name__, items_file(data)
+    samples = [to_sample(job_of(it, condition, str(path))) for it in load_items(data, name)]
+    return _task(name, samples, omit_scorer())
