@@ -8,7 +8,18 @@ from typing import Any
 
 import typer
 
-from framebench.cli import build, compare, demo, embodied, listing, score, sweep, text, view
+from framebench.cli import (
+    build,
+    compare,
+    demo,
+    embodied,
+    interop,
+    listing,
+    score,
+    sweep,
+    text,
+    view,
+)
 from framebench.errors import UserError
 from framebench.registry import command_groups
 
@@ -31,6 +42,8 @@ app.command("view")(view.view)
 app.command("list")(listing.list_command)
 app.command("sweep")(sweep.sweep)
 app.add_typer(build.app, name="build")
+app.add_typer(interop.export_app, name="export")
+app.add_typer(interop.import_app, name="import")
 for _name, _group in command_groups().items():  # e.g. ``partnr`` (partnr_adapters)
     app.add_typer(_group, name=_name)
 

@@ -1,0 +1,1 @@
+"""Interoperability with other tools: Hugging Face datasets, lm-evaluation-harness, Inspect AI."""
