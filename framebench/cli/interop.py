@@ -45,7 +45,9 @@ def export_lm_eval(
     tasks = write(data, out, split_list(conditions))
     for name in tasks:
         typer.echo(name)
-    typer.echo(f"wrote {out}: lm_eval --include_path {out} --tasks {','.join(t for t in tasks if t.endswith('_all'))}")
+    groups = [t for t in tasks if not t.endswith(("_gen", "_loglik"))]
+    typer.echo(f"wrote {out} ({len(tasks) - len(groups)} tasks): lm_eval --include_path {out} "
+               f"--tasks {','.join(groups)} --apply_chat_template --log_samples --output_path OUTPUT_DIR")
 
 
 @import_app.command("lm-eval")

@@ -69,13 +69,15 @@ def persist(executor: Executor, units: Sequence[Unit], store: ResultStore, out: 
 
 
 def finalize(out: Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
-             prompts: Iterable[tuple[Any, ...]], info: RunInfo, executor: Executor,
+             prompts: Iterable[tuple[Any, ...]], info: RunInfo, executor: Executor | None = None,
              persisted: Mapping[str, Any] | None = None) -> Path:
     """Write the run folder's records, prompts and run.json (with how it executed and what
-    persisting its results cost the driver), once."""
+    persisting its results cost the driver), once. Without an ``executor`` (records another
+    tool produced, e.g. ``framebench import lm-eval``) run.json says ``{"kind": "import"}``."""
     from dataclasses import replace
 
     from framebench.runs import write_run
 
-    extra = {**info.extra, "executor": executor.describe(), "persist": dict(persisted or {})}
+    described = executor.describe() if executor is not None else {"kind": "import"}
+    extra = {**info.extra, "executor": described, "persist": dict(persisted or {})}
     return write_run(out, rows, prompts, replace(info, extra=extra))
