@@ -107,35 +107,37 @@ def test_choice_picks_and_probabilities_equal_framebench_constrained(world: dict
     assert worst < 1e-4
 
 
-def printed_strict(printed: str) -> dict[str, float]:
-    """``task -> strict_acc`` from the table lm_eval prints."""
+def printed_metric(printed: str, metric: str) -> dict[str, float]:
+    """``task -> value`` of ``metric`` from the table lm_eval prints."""
     values, task = {}, ""
     for line in printed.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 8:
             continue
-        task = cells[0] or task
-        if cells[4] == "strict_acc":
+        task = cells[0].lstrip("- ").strip() or task
+        if cells[4] == metric:
             values[task] = float(cells[6])
     return values
 
 
 def test_printed_strict_accuracy_equals_framebench_score(world: dict) -> None:
-    printed = printed_strict(world["printed"])
-    assert len(printed) == 4, world["printed"]
+    printed = printed_metric(world["printed"], "strict_acc")
+    accuracy = printed_metric(world["printed"], "acc")
+    assert len(printed) == 4 == len(accuracy), world["printed"]
     out = world["tmp"] / "report"
-    assert run(["score", str(world["imported"]), "--out", str(out)]) == 0
+    assert run(["score", str(world["imported"]), str(world["fb_gen"]), str(world["fb_con"]), "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
     model = json.loads((world["imported"] / "run.json").read_text())["model"]
+    hf = json.loads((world["fb_gen"] / "run.json").read_text())["model"]
+    for ours, theirs in ((hf, model), (f"{hf} [constrained]", f"{model} [constrained]")):
+        assert report["framingqa"][ours] == report["framingqa"][theirs]  # the same answers, the same report
     for task, value in printed.items():
         fmt = "binary" if "_binary_" in task else "mc"
         label = model if task.endswith("_gen") else f"{model} [constrained]"
-        scored = strict_all(report, label, fmt)
-        assert scored == pytest.approx(value, abs=1e-4), (task, scored, value)
+        metrics = report["framingqa"][label][TASK][fmt]
+        assert metrics["strict_all"] == pytest.approx(value, abs=1e-4), (task, metrics, value)
+        assert metrics["mean"] == pytest.approx(accuracy[task], abs=1e-4), (task, metrics, accuracy)
 
-
-def strict_all(report: dict, model: str, fmt: str) -> float:
-    return report["framingqa"][model][TASK][fmt]["strict_all"]
 
 
 def test_run_json_carries_lm_eval_provenance(world: dict) -> None:
