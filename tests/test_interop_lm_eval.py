@@ -231,3 +231,44 @@ def test_empty_folder_is_refused(world, tmp_path, capsys) -> None:
     (tmp_path / "empty").mkdir()
     err = refused(world, tmp_path / "empty", tmp_path, capsys)
     assert str(tmp_path / "empty") in err and "no lm-eval" in err
+
+
+# ---- the export as lm-eval's own task loader reads it (no model) -------------------------------
+@pytest.mark.parametrize("name", ["framingqa", "omit"])
+def test_exported_tasks_load_in_lm_eval(name: str, tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("lm_eval")
+    from lm_eval.tasks import TaskManager, get_task_dict
+
+    from framebench.interop.hf_dataset import item_jobs
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    data = ROOT / "datasets/demo" / name
+    assert run(["export", "lm-eval", str(data), "--out", str(tmp_path / "tasks")]) == 0
+    _, jobs = item_jobs(data)
+    tasks = get_task_dict([f"framebench_{name}"], TaskManager(include_path=str(tmp_path / "tasks"), include_defaults=False))
+    (group,) = tasks.values()
+    loaded = {t.config.task: t for t in group.values()}
+    assert len(loaded) == 2 * len({(j.item["task"], j.item["format"]) for j in jobs})
+    by_id = {j.record_id: j for j in jobs}
+    for task in loaded.values():
+        docs = list(task.eval_docs)
+        for doc in docs:
+            job = by_id[doc["record_id"]]
+            assert task.doc_to_text(doc) == job.prompt
+        if task.config.output_type == "generate_until":
+            assert task.config.generation_kwargs["max_gen_toks"] == by_id[docs[0]["record_id"]].decoding.max_new_tokens
+            assert task.config.generation_kwargs["do_sample"] is False
+        else:
+            assert task.config.output_type == "multiple_choice" and task.config.target_delimiter == ""
+    assert sum(len(t.eval_docs) for t in loaded.values()) == 2 * len(jobs)
+
+
+def test_strict_accuracy_and_choice_probabilities_by_hand() -> None:
+    from framebench.interop.lm_eval_tasks import choice_probs, strict_accuracy
+
+    assert strict_accuracy([("a", True), ("a", True), ("b", True), ("b", False), ("c", False)]) == pytest.approx(1 / 3)
+    # Yes-forms 0.5 + 0.1, No-forms 0.2 (docs/susceptibility.md's worked example) -> 0.75 / 0.25
+    import math
+
+    probs = choice_probs(["Yes", "Yes", "No"], ["Yes", "No"], [math.log(0.5), math.log(0.1), math.log(0.2)])
+    assert probs == pytest.approx({"Yes": 0.75, "No": 0.25})
