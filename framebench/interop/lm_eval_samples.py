@@ -168,7 +168,9 @@ def sample_job(sample: Sample, doc: Mapping[str, Any]) -> Any:
 def model_spec(results: Mapping[str, Any]) -> str:
     config = results.get("config") or {}
     args = config.get("model_args") or {}
-    name = args.get("pretrained") if isinstance(args, dict) else None
+    if isinstance(args, str):  # older lm-eval: "pretrained=PATH,dtype=float32"
+        args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+    name = args.get("pretrained")
     return f"lm-eval-{config.get('model', 'model')}:{name or results.get('model_name') or args}"
 
 
