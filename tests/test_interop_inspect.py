@@ -146,7 +146,7 @@ def test_run_json_carries_the_log(law, imported):
     assert entry["task_args"] == log.eval.task_args and entry["created"] == log.eval.created
     assert entry["log_sha256"] == file_sha256(law["log"])
     assert info["score_disagreements"] == [] and info["left_out"] == 0
-    assert "executor" not in info
+    assert info["executor"] == {"kind": "import"}  # made elsewhere: no executor ran it
 
 
 def _edited(law, name: str, edit) -> Path:

@@ -1,2 +1,2 @@
-"""framebench beside other evaluation frameworks (``framebench[inspect]``: Inspect AI tasks and
-log import, docs/interop.md). Suites are reached through the registry only."""
+"""framebench beside other tools: Hugging Face datasets, lm-evaluation-harness and Inspect AI
+(docs/interop.md). Suites are reached through the registry only."""

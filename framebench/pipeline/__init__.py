@@ -72,12 +72,12 @@ def finalize(out: Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
              prompts: Iterable[tuple[Any, ...]], info: RunInfo, executor: Executor | None = None,
              persisted: Mapping[str, Any] | None = None) -> Path:
     """Write the run folder's records, prompts and run.json (with how it executed and what
-    persisting its results cost the driver), once. Without an ``executor`` (results made
-    elsewhere, e.g. an imported Inspect log) run.json records no executor."""
+    persisting its results cost the driver), once. Without an ``executor`` (records another
+    tool produced, e.g. ``framebench import lm-eval``) run.json says ``{"kind": "import"}``."""
     from dataclasses import replace
 
     from framebench.runs import write_run
 
-    ran = {"executor": executor.describe()} if executor is not None else {}
-    extra = {**info.extra, **ran, "persist": dict(persisted or {})}
+    described = executor.describe() if executor is not None else {"kind": "import"}
+    extra = {**info.extra, "executor": described, "persist": dict(persisted or {})}
     return write_run(out, rows, prompts, replace(info, extra=extra))

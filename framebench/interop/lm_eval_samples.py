@@ -1,0 +1,240 @@
+"""``framebench import lm-eval``: lm-eval's logged samples of framebench's exported tasks as a
+framebench run folder (``score``, ``compare``, ``plan``, ``view`` take it).
+
+Reads one lm-eval run: its ``results_<time>.json`` and the ``samples_<task>_<time>.jsonl`` of the
+same time (in OUTPUT_DIR or one folder below, where lm-eval writes them). Every sample is checked
+against DATA: its task must be one ``framebench export lm-eval`` writes, its doc id and doc equal
+to the doc that export writes from DATA. ``_gen`` samples become generated records (the output
+parsed by framebench's strict parser), ``_loglik`` samples constrained-answer records: each
+allowed answer's forms' log-likelihoods summed, normalised over the allowed answers (softmax), as
+framebench's own constrained answers (``framebench.interop.lm_eval_tasks.choice_probs``).
+Anything wrong is one line naming the file and line, before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from framebench.errors import UserError
+from framebench.interop.lm_eval_tasks import GEN, LOGLIK, TASK_PREFIX
+
+SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
+RESULTS = re.compile(r"^results_(?P<time>\d{4}-\d\d-\d\dT[\d.\-]+)\.json$")
+
+
+@dataclass
+class Sample:
+    """One logged sample: where it is, its task and what lm-eval recorded."""
+
+    path: Path
+    line: int
+    task: str
+    value: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}: line {self.line}"
+
+
+def lm_eval_files(output_dir: Path) -> tuple[Path, list[Path]]:
+    """The one results file and its samples files (OUTPUT_DIR or its model subfolders)."""
+    output_dir = Path(output_dir)
+    if not output_dir.is_dir():
+        raise UserError(f"{output_dir}: no such folder")
+    results = sorted(p for p in (*output_dir.glob("results_*.json"), *output_dir.glob("*/results_*.json"))
+                     if RESULTS.match(p.name))
+    samples = sorted(p for p in (*output_dir.glob("samples_*.jsonl"), *output_dir.glob("*/samples_*.jsonl"))
+                     if SAMPLES.match(p.name))
+    if not results and not samples:
+        raise UserError(f"{output_dir}: no lm-eval results_*.json or samples_*.jsonl (run lm_eval with "
+                        "--output_path and --log_samples)")
+    if len(results) != 1:
+        found = ", ".join(str(p) for p in results) or "none"
+        raise UserError(f"{output_dir}: expected one lm-eval results_*.json, found {found}")
+    (result,) = results
+    time = RESULTS.match(result.name)["time"]
+    for path in samples:
+        if SAMPLES.match(path.name)["time"] != time or path.parent != result.parent:
+            raise UserError(f"{result}: line 1: results of another lm-eval run than {path} "
+                            f"(its time {time}; one run's files share it)")
+    if not samples:
+        raise UserError(f"{output_dir}: no samples_*.jsonl next to {result} (run lm_eval with --log_samples)")
+    return result, samples
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UserError(f"{path}: line 1: not an lm-eval results file ({exc})") from None
+    if not isinstance(value, dict) or not isinstance(value.get("configs"), dict):
+        raise UserError(f"{path}: line 1: not an lm-eval results file (no 'configs')")
+    return value
+
+
+def check_task(task: str, path: Path, results: Mapping[str, Any], result_path: Path) -> None:
+    config = results["configs"].get(task)
+    if not task.startswith(TASK_PREFIX) or not task.endswith((GEN, LOGLIK)):
+        raise UserError(f"{path}: line 1: task {task!r} is not one `framebench export lm-eval` writes")
+    if config is None:
+        raise UserError(f"{result_path}: line 1: results of another lm-eval run (no task {task!r}, "
+                        f"whose samples are {path})")
+    if "framebench" not in (config.get("metadata") or {}):
+        raise UserError(f"{path}: line 1: task {task!r} was not exported by framebench (no framebench metadata)")
+
+
+def read_samples(path: Path, results: Mapping[str, Any], result_path: Path) -> list[Sample]:
+    task = SAMPLES.match(path.name)["task"]
+    check_task(task, path, results, result_path)
+    samples = []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise UserError(f"{path}: line {number}: not a JSON object (truncated?)") from None
+        if not isinstance(value, dict) or not isinstance(value.get("doc"), dict) or "doc_id" not in value:
+            raise UserError(f"{path}: line {number}: not an lm-eval sample (no doc_id and doc)")
+        samples.append(Sample(path, number, task, value))
+    if not samples:
+        raise UserError(f"{path}: line 1: no samples")
+    expected = ((results.get("n-samples") or {}).get(task) or {}).get("effective")
+    if expected is not None and expected != len(samples):
+        raise UserError(f"{path}: line {len(samples)}: {len(samples)} samples, but {result_path} "
+                        f"counts {expected} for {task} (results of another run, or a cut file)")
+    return samples
+
+
+def check_doc(sample: Sample, docs: Mapping[str, list[dict[str, Any]]], items: Mapping[str, Any]) -> dict[str, Any]:
+    """The exported doc a sample is, checked against DATA."""
+    doc, doc_id = sample.value["doc"], sample.value["doc_id"]
+    item_id = doc.get("item_id")
+    if item_id not in items:
+        raise UserError(f"{sample.where}: item_id {item_id!r} is not in DATA")
+    task_docs = docs.get(sample.task)
+    if task_docs is None:
+        raise UserError(f"{sample.where}: task {sample.task!r} is not among the tasks DATA exports")
+    if not isinstance(doc_id, int) or not 0 <= doc_id < len(task_docs):
+        raise UserError(f"{sample.where}: doc_id {doc_id!r} is not in DATA (task {sample.task} has "
+                        f"{len(task_docs)} docs)")
+    expected = task_docs[doc_id]
+    for key in ("record_id", "item_id", "prompt", "forms", "gold"):
+        if doc.get(key) != expected[key]:
+            raise UserError(f"{sample.where}: doc_id {doc_id}: field {key!r} differs from DATA's doc "
+                            f"(exported from other data?)")
+    return expected
+
+
+def loglikelihoods(sample: Sample, n_forms: int) -> list[float]:
+    resps = sample.value.get("filtered_resps")
+    try:
+        values = [float(r[0]) for r in resps]
+    except (TypeError, ValueError, IndexError):
+        raise UserError(f"{sample.where}: field 'filtered_resps': expected one [log-likelihood, "
+                        "is_greedy] per answer form") from None
+    if len(values) != n_forms:
+        raise UserError(f"{sample.where}: field 'filtered_resps': {len(values)} log-likelihoods for {n_forms} forms")
+    return values
+
+
+def generated_text(sample: Sample) -> str:
+    resps = sample.value.get("filtered_resps")
+    if not isinstance(resps, list) or len(resps) != 1 or not isinstance(resps[0], str):
+        raise UserError(f"{sample.where}: field 'filtered_resps': expected one generated string")
+    return resps[0]
+
+
+def sample_job(sample: Sample, doc: Mapping[str, Any]) -> Any:
+    """The framebench job of a sample, answered as lm-eval answered it."""
+    from framebench.interop.lm_eval_tasks import choice_probs, doc_job
+
+    job = doc_job(doc)
+    if sample.task.endswith(GEN):
+        job.output = generated_text(sample)
+    else:
+        job.answer_mode = "constrained"
+        job.output = ""
+        job.probs = choice_probs(doc["form_answers"], doc["choices"], loglikelihoods(sample, len(doc["forms"])))
+    return job
+
+
+def model_spec(results: Mapping[str, Any]) -> str:
+    config = results.get("config") or {}
+    args = config.get("model_args") or {}
+    if isinstance(args, str):  # older lm-eval: "pretrained=PATH,dtype=float32"
+        args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+    name = args.get("pretrained")
+    return f"lm-eval-{config.get('model', 'model')}:{name or results.get('model_name') or args}"
+
+
+def run_info(results: Mapping[str, Any], tasks: list[str], files: list[Path], dataset_hash: str,
+             jobs: list[Any], started: str) -> Any:
+    from framebench.runinfo import file_sha256
+    from framebench.runs import RunInfo, run_id_for
+    from framebench.store import sha256, stable_json
+
+    config = results.get("config") or {}
+    spec = model_spec(results)
+    fingerprint = sha256(stable_json([config.get("model"), config.get("model_args"), config.get("model_sha"),
+                                      results.get("lm_eval_version"), results.get("chat_template_sha")]))
+    hashes = {str(p.name): file_sha256(p) for p in files}
+    run_id = run_id_for(spec, [fingerprint, dataset_hash, sorted(hashes.values())])
+    decoding = {t: (results["configs"][t].get("generation_kwargs") or {"output_type": "multiple_choice"})
+                for t in tasks}
+    return RunInfo(
+        run_id=run_id, model=spec, fingerprint=fingerprint, decoding=decoding, dataset_hash=dataset_hash,
+        started=started, producer="lm-eval",
+        model_info={"chat_template_sha": str(results.get("chat_template_sha") or "")},
+        extra={"lm_eval": {"version": results.get("lm_eval_version"), "model": config.get("model"),
+                           "model_args": config.get("model_args"), "limit": config.get("limit"),
+                           "batch_size": config.get("batch_size"),
+                           "task_versions": {t: results.get("versions", {}).get(t) for t in tasks},
+                           "n-shot": {t: results.get("n-shot", {}).get(t) for t in tasks},
+                           "task_hashes": {t: results.get("task_hashes", {}).get(t) for t in tasks},
+                           "files_sha256": hashes,
+                           "seconds": results.get("total_evaluation_time_seconds")},
+               "n_records": len(jobs), "identity": {"model": spec, "dataset_hash": dataset_hash},
+               "answer_mode": sorted({j.answer_mode for j in jobs})})
+
+
+def import_lm_eval(output_dir: Path, data: Path, out: Path) -> str:
+    """Write the run folder; returns a one-line summary. Nothing is written when any check fails."""
+    from framebench.interop.hf_dataset import item_jobs
+    from framebench.interop.lm_eval_tasks import exported_docs
+    from framebench.paths import check_out_folder
+    from framebench.pipeline import finalize
+    from framebench.pipeline.text import make_record
+    from framebench.runinfo import file_sha256, now_iso
+
+    started = now_iso()
+    out = check_out_folder(Path(out))
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"--out {out}: exists and is not empty")
+    result_path, sample_paths = lm_eval_files(output_dir)
+    results = read_results(result_path)
+    samples = [s for p in sample_paths for s in read_samples(p, results, result_path)]
+    conditions = sorted({str(s.value["doc"].get("condition") or "") for s in samples} - {""})
+    items_path, data_jobs = item_jobs(data, conditions)
+    docs = exported_docs(data_jobs)
+    items = {j.item["item_id"]: j.item for j in data_jobs}
+    jobs, seen = [], set()
+    for sample in samples:
+        doc = check_doc(sample, docs, items)
+        if (sample.task, sample.value["doc_id"]) in seen:
+            raise UserError(f"{sample.where}: doc_id {sample.value['doc_id']} is logged twice")
+        seen.add((sample.task, sample.value["doc_id"]))
+        jobs.append(sample_job(sample, doc))
+    tasks = list(dict.fromkeys(s.task for s in samples))
+    info = run_info(results, tasks, [result_path, *sample_paths], file_sha256(items_path), jobs, started)
+    rows = [make_record(j, info.run_id, info.model) for j in jobs]
+    prompts = {j.record_id: (j.record_id, j.prompt, j.chat) for j in reversed(jobs)}  # one per item
+    finalize(out, rows, reversed(prompts.values()), info)
+    kinds = {mode: sum(j.answer_mode == mode for j in jobs) for mode in ("generate", "constrained")}
+    return f"{len(rows)} records ({kinds['generate']} generated, {kinds['constrained']} constrained) from {len(tasks)} tasks"
