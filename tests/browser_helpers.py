@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -87,3 +91,18 @@ def open_browser(chromium: str, chromedriver: str, width: int = 1280, height: in
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
     return driver
+
+
+@contextlib.contextmanager
+def serve_view(runs) -> Iterator[str]:
+    """``framebench view`` on a free port; yields its URL and stops it afterwards."""
+    proc = subprocess.Popen([sys.executable, "-m", "framebench", "view", *map(str, runs), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
+        assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

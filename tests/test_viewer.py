@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_helpers import DomSummary, chromium_binary, dump_dom
+from browser_helpers import DomSummary, chromium_binary, dump_dom, serve_view
 
 from framebench.records import make_row, write_records
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
@@ -242,18 +242,8 @@ def test_busy_port_is_one_line_exit_2(runs):
 
 @pytest.fixture
 def served(runs) -> Iterator[str]:
-    """``framebench view`` on a free port; yields its URL and stops it afterwards."""
-    proc = subprocess.Popen([sys.executable, "-m", "framebench", "view", *map(str, runs),
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
-        assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with serve_view(runs) as url:
+        yield url
 
 
 # ---------------------------------------------------------------- headless chromium

@@ -6,14 +6,11 @@ docs' pictures are made that way)."""
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_helpers import chromedriver_binary, chromium_binary, open_browser
+from browser_helpers import chromedriver_binary, chromium_binary, open_browser, serve_view
 from viewer_helpers import embodied_run, framingqa_run, omit_run
 
 pytestmark = pytest.mark.browser
@@ -27,16 +24,8 @@ def served(tmp_path_factory) -> Iterator[str]:
     runs = [framingqa_run(root / m, m) for m in ("m-a", "m-b", "m-c")]
     runs += [framingqa_run(root / m, m, wrong_as="m-a") for m in EXTRA_MODELS]
     runs += [omit_run(root / "omit"), embodied_run(root / "embodied")]
-    proc = subprocess.Popen([sys.executable, "-m", "framebench", "view", *map(str, runs), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
-        assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with serve_view(runs) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
