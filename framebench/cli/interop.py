@@ -1,6 +1,6 @@
 """``framebench export hf|lm-eval`` and ``framebench import lm-eval|inspect``: framebench items on the
 Hugging Face Hub and in lm-evaluation-harness, and lm-eval samples and Inspect AI logs back as run folders
-(``framebench.interop``; docs/interop-lm-eval.md)."""
+(``framebench.interop``; docs/interop.md)."""
 
 from __future__ import annotations
 
