@@ -248,3 +248,33 @@ def test_omit_rates_equal_framebench_score(tmp_path, smollm2_dir, capsys):
     assert rates["n"] >= 1
     for key in ("OBR", "ABR", "FCR"):
         assert metrics[f"{key}_M0"] == rates[key]
+
+
+def test_system_turn_travels_to_inspect_and_back(tmp_path, smollm2_dir, capsys):
+    """OMIT M3 sends a system turn: the Inspect sample carries it before the user message, and the
+    import checks both turns and keeps them in prompts.jsonl."""
+    from framebench.interop.samples import item_of, job_of
+
+    log_path = _inspect("framebench/omit", {"data": DEMO / "omit", "condition": "M3"}, smollm2_dir, tmp_path / "logs",
+                       limit=2)
+    log = read_eval_log(str(log_path))
+    for sample in log.samples:
+        item, condition = item_of(sample.metadata)
+        job = job_of(item, condition, "test")
+        assert condition == "M3" and job.chat[0]["role"] == "system"
+        assert [m.role for m in sample.input] == ["system", "user"]
+        assert [m.text for m in sample.input] == [job.chat[0]["content"], job.prompt]
+    out = tmp_path / "imported"
+    code, _, err = run_cli(["import", "inspect", str(log_path), "--data", str(DEMO / "omit"), "--out", str(out)], capsys)
+    assert code == 0, err
+    rows = read_records(out)
+    assert len(rows) == 2 and set(rows["condition"]) == {"M3"}
+    assert list(rows["output"]) == [s.output.completion for s in sorted(log.samples, key=lambda s: str(s.id))]
+    prompts = [json.loads(line) for line in (out / "prompts.jsonl").read_text().splitlines()]
+    assert [[turn["role"] for turn in p["chat"]] for p in prompts] == [["system", "user"]] * 2
+    # a sample that lost its system turn is not what framebench renders: refused, nothing written
+    log.samples[0].input = log.samples[0].input[1:]
+    write_eval_log(log, str(tmp_path / "edited.eval"))
+    code, _, err = run_cli(["import", "inspect", str(tmp_path / "edited.eval"), "--data", str(DEMO / "omit"),
+                            "--out", str(tmp_path / "refused")], capsys)
+    assert code == 2 and "not the one framebench renders" in err and not (tmp_path / "refused").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
-from framebench.interop.samples import CONDITION, items_file, job_of, user_message
+from framebench.interop.samples import CONDITION, items_file, job_of, turns
 from framebench.items import read_items
 from framebench.records import PARSES
 from framebench.registry import suite
@@ -95,11 +95,16 @@ def _problem(sample: Any) -> str | None:
     return None
 
 
-def _prompt_of(sample: Any) -> str:
+def _turns_of(sample: Any) -> tuple[str, str] | None:
+    """(system, user) of a sample's input; None for any other shape."""
     if isinstance(sample.input, str):
-        return sample.input
-    users = [m for m in sample.input if m.role == "user"]
-    return users[0].text if len(users) == 1 and len(sample.input) == 1 else ""
+        return "", sample.input
+    roles = [m.role for m in sample.input]
+    if roles == ["user"]:
+        return "", sample.input[0].text
+    if roles == ["system", "user"]:
+        return sample.input[0].text, sample.input[1].text
+    return None
 
 
 def _job(path: Path, sample: Any, item: Mapping[str, Any] | None, condition: str | None) -> Job:
@@ -107,7 +112,7 @@ def _job(path: Path, sample: Any, item: Mapping[str, Any] | None, condition: str
     if item is None:
         raise UserError(f"{where}: no item with that id in DATA")
     job = job_of(item, condition, str(path))
-    if _prompt_of(sample) != user_message(job):
+    if _turns_of(sample) != turns(job):
         raise UserError(f"{where}: its prompt is not the one framebench renders from DATA")
     job.output = sample.output.completion
     return job
@@ -190,7 +195,7 @@ def import_logs(paths: Sequence[Path], data: Path, out: Path, partial: bool = Fa
     rows = [suite(j.item["suite"]).record(j, run_id, model) for j in jobs]
     disagreements = [d for entry in logs for d in entry.disagreements]
     left_out = sum(len(entry.left_out) for entry in logs)
-    finalize(out, rows, ((j.record_id, j.prompt) for j in jobs), RunInfo(
+    finalize(out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunInfo(
         run_id=run_id, model=model, fingerprint=f"inspect:{model}:{stable_json(provenance[0]['task_args'])}",
         decoding={j.decoding_name: j.decoding.as_dict() for j in jobs}, dataset_hash=dataset_hash,
         started=started, producer="inspect-import",

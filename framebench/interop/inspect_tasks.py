@@ -1,7 +1,8 @@
 """Inspect AI tasks ``framebench/framingqa`` and ``framebench/omit`` (``framebench[inspect]``;
 registered under Inspect's ``inspect_ai`` entry point, docs/interop.md).
 
-Each sample is one framebench item: the user message framebench renders, no system turn; greedy
+Each sample is one framebench item: the user message framebench renders (after the condition's
+system turn where it has one: OMIT M3); greedy
 decoding with framebench's max new tokens; scored by framebench's own strict parser. Metrics:
 accuracy with its standard error clustered by context, strict accuracy and framing effect per
 format (pooled over tasks, as ``framebench score``), OMIT's OBR / ABR / FCR per condition.
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -46,7 +48,8 @@ MAX_NEW_TOKENS = "max_new_tokens"  # the metadata key of a sample's framebench b
 
 
 def _sample(s: TextSample) -> Sample:
-    return Sample(input=s.prompt, target=s.target, id=s.id, choices=s.choices or None,
+    chat = [ChatMessageSystem(content=s.system), ChatMessageUser(content=s.prompt)]
+    return Sample(input=chat if s.system else s.prompt, target=s.target, id=s.id, choices=s.choices or None,
                   metadata={**s.metadata, MAX_NEW_TOKENS: s.max_new_tokens})
 
 

@@ -23,6 +23,7 @@ class TextSample:
 
     id: str
     prompt: str
+    system: str  # "" when framebench sends no system turn
     target: str
     choices: list[str]
     max_new_tokens: int
@@ -52,17 +53,20 @@ def job_of(item: Mapping[str, Any], condition: str | None, source: str) -> Job:
     return jobs[0]
 
 
-def user_message(job: Job) -> str:
-    """The single user turn framebench sends (it sends no system turn)."""
-    if len(job.chat) != 1 or job.chat[0]["role"] != "user":
-        raise UserError(f"item {job.record_id!r}: its chat is not one user message")
-    return job.prompt
+def turns(job: Job) -> tuple[str, str]:
+    """(system, user): the turns framebench sends, one user message after at most one system turn
+    ("" for none)."""
+    roles = [m["role"] for m in job.chat]
+    if roles not in (["user"], ["system", "user"]):
+        raise UserError(f"item {job.record_id!r}: its chat is not one user message after at most one system turn")
+    return (job.chat[0]["content"] if len(roles) == 2 else ""), job.prompt
 
 
 def to_sample(job: Job) -> TextSample:
     item = dict(job.item)
     metadata = {**item, CONDITION: job.condition.name} if job.condition is not None else item
-    return TextSample(id=item["item_id"], prompt=user_message(job), target=str(item.get("gold") or ""),
+    system, user = turns(job)
+    return TextSample(id=item["item_id"], prompt=user, system=system, target=str(item.get("gold") or ""),
                       choices=list(item.get("options") or []),
                       max_new_tokens=job.decoding.max_new_tokens, metadata=metadata)
 
