@@ -306,8 +306,8 @@ def main() -> None:
     import torch
 
     from framebench.backends.hf import HFBackend
+    from text_eval.framingqa.prompts import decoding_for, render_chat
     from text_eval.parsing import parse_answer
-    from text_eval.prompts import decoding_for, render_chat
 
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     items = pick_items(read_items(args.items), args.context, args.all_items, args.task)

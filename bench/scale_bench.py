@@ -125,7 +125,7 @@ def measured(fn) -> tuple[float, object, str]:
 
 
 def build_framingqa(out: Path) -> Path:
-    from text_eval.build import BuildOptions, build
+    from text_eval.framingqa.build import BuildOptions, build
 
     t, _ = timed(lambda: build(BuildOptions(source=str(SHARED), out=out, progress=False)))
     print(f"built FramingQA from {SHARED} in {t:.1f} s")

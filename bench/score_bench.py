@@ -173,7 +173,7 @@ def phases(run_dir: Path) -> None:
     """Each stage of ``framebench score`` on its own: reading, each registered report part's
     entry (stage 0 before stage 1, as ``framebench.scoring.report``), then the two renderers."""
     from framebench.registry import report_parts
-    from framebench.runs import load_runs
+    from framebench.run_folder import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown

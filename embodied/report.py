@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from framebench.scoring.figures import DIRECTION_COLORS, as_value, grouped_bars, plt
 from framebench.scoring.formatting import as_number, n_cell, num, pct, pct_ci, points, small_n_note
 from framebench.scoring.parts import SummaryTable
-from framebench.scoring.view import MISSING, Table, ordered
+from framebench.scoring.sections import MISSING, Table, ordered
 
 EMBODIED_ROWS = {
     "overall": "Overall",

@@ -31,7 +31,7 @@ from embodied.evaluation import evaluation_mode
 from embodied.framing import FRAMINGS, frame_instruction, framing_suffix
 from embodied.planners import Decision, Planner
 from embodied.skills import parse_action
-from framebench.runs import EPISODE_LOGS
+from framebench.run_folder import EPISODE_LOGS
 
 DEFAULT_REPLAN_CAP = 25
 EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would have raised (compat mode)
@@ -160,9 +160,9 @@ def run_settings(planner: Planner, replan_cap: int, partnr_compat: bool) -> dict
 
 def embodied_run_id(planner: str, fingerprint: str, dataset_hash: str, settings: dict[str, Any],
                     limit: int | None) -> str:
-    """Stable run id (``framebench.runs`` policy): the same planner, episodes and settings give the
+    """Stable run id (``framebench.run_folder`` policy): the same planner, episodes and settings give the
     same id, resumed or not."""
-    from framebench.runs import run_id_for
+    from framebench.run_folder import run_id_for
 
     return run_id_for(planner, [fingerprint, dataset_hash, {"limit": limit}, settings])
 
@@ -340,8 +340,8 @@ def _finish(pool: Any, meta: dict[str, Any], episodes: list[dict[str, Any]], epi
             identity: dict[str, Any], limit: int | None) -> None:
     from embodied.suite import episode_row
     from framebench.pipeline import finalize
+    from framebench.run_folder import RunInfo
     from framebench.runinfo import file_sha256
-    from framebench.runs import RunInfo
 
     dataset_hash = file_sha256(episodes_file)
     spec, settings = meta["spec"], meta["settings"]

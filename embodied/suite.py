@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from framebench.records import SuiteRecords
-from framebench.runs import EPISODE_LOGS
+from framebench.run_folder import EPISODE_LOGS
 from framebench.scoring.parts import Panel
 from framebench.suite import Suite
 
@@ -52,7 +52,7 @@ class EmbodiedSuite(Suite):
     def sections(self, metrics, evaluation: Mapping[str, Any] | None = None):
         from embodied.evaluation import EVALUATION_MODES
         from embodied.report import embodied_tables
-        from framebench.scoring.view import Section
+        from framebench.scoring.sections import Section
 
         return [Section(self.title, embodied_tables(metrics, evaluation, EVALUATION_MODES))]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from framebench.runs import Runs, RunSummary
+    from framebench.run_folder import Runs, RunSummary
 
 __all__ = ["Scored", "compare", "plan", "run_embodied", "run_text", "score", "write_report"]
 
@@ -96,9 +96,9 @@ def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, for
     """Read and validate the runs and compute every registered report part's entry (each suite's
     metrics, provenance, headline, ...); ``force``: score folders whose files do not match their
     run.json hashes too (``Scored.runs.warnings``)."""
-    from framebench.runs import load_runs
+    from framebench.run_folder import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
-    from framebench.scoring.compute import compute_report
+    from framebench.scoring.report import compute_report
 
     runs = load_runs([Path(d) for d in run_dirs], force=force)
     return Scored(compute_report(runs, N_RESAMPLES if n_resamples is None else n_resamples), runs)
@@ -106,7 +106,7 @@ def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, for
 
 def _records(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
     from framebench.errors import UserError
-    from framebench.runs import load_runs
+    from framebench.run_folder import load_runs
 
     dirs = [Path(d) for d in run_dirs]
     if not dirs:
@@ -120,7 +120,7 @@ def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -
     from framebench.errors import UserError
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.comparisons import compare_models, registered_comparisons
-    from framebench.scoring.compute import jsonable
+    from framebench.scoring.report import jsonable
 
     dirs = [Path(d) for d in run_dirs]
     records = _records(dirs)
@@ -138,8 +138,8 @@ def plan(run_dirs: Iterable[str | Path], contexts: int) -> list[dict[str, Any]]:
     power, alpha 0.05, with ``contexts`` contexts per task (docs/statistics.md "Power")."""
     from framebench.errors import UserError
     from framebench.scoring.comparisons import registered_comparisons
-    from framebench.scoring.compute import jsonable
     from framebench.scoring.power import plan as plan_rows
+    from framebench.scoring.report import jsonable
 
     if contexts < 2:
         raise UserError(f"--contexts must be at least 2, got {contexts}")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from framebench.scoring.comparisons import Comparison
-    from framebench.scoring.view import Section
+    from framebench.scoring.sections import Section
 
 
 @dataclass

@@ -1,2 +1,2 @@
 """Bridge to real Habitat 3.0 / PARTNR (``habitat_llm``): framed episode files, the in-container
-driver, and ingestion of its outputs into framebench records."""
+runner, and ingestion of its outputs into framebench records."""

@@ -17,7 +17,7 @@ def frame(
     from framebench.paths import check_out_file
 
     check_out_file(out)
-    from partnr_adapters.frame import frame_file
+    from partnr_adapters.framed_episodes import frame_file
 
     count = frame_file(episodes, purposes, out)
     typer.echo(f"wrote {count} episode variants to {out}")
@@ -28,7 +28,7 @@ def ingest(
     results_dir: Path = typer.Argument(..., help="PARTNR results folder (paths.results_dir or its <dataset> subfolder)."),
     episodes: Path = typer.Option(..., "--episodes", help="The framed episode file that was run."),
     out: Path = typer.Option(..., "--out", help="Run folder to write records into."),
-    model: str = typer.Option(None, "--model", help="Planner spec for the records (default: from the driver's manifest)."),
+    model: str = typer.Option(None, "--model", help="Planner spec for the records (default: from the in-container runner's manifest)."),
 ) -> None:
     """Turn PARTNR outputs into framebench records; crashed or missing episodes are listed, never dropped."""
     from framebench.paths import check_out_folder

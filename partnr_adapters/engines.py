@@ -1,5 +1,5 @@
 """The Habitat simulator engine (registered under ``framebench.engines``): runs the planner in
-PARTNR/Habitat 3.0 through the driver (Docker or a local habitat install), then ingests."""
+PARTNR/Habitat 3.0 through the in-container runner (Docker or a local habitat install), then ingests."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from framebench.simulation import SimulationSettings, Simulator
 
 
 class HabitatSimulator(Simulator):
-    """PARTNR in Habitat 3.0 (``partnr_adapters.habitat_simulator``): the driver runs the framed
+    """PARTNR in Habitat 3.0 (``partnr_adapters.habitat_simulator``): the in-container runner runs the framed
     episodes, ingest writes the run folder."""
 
     name = "habitat"
@@ -19,7 +19,7 @@ class HabitatSimulator(Simulator):
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
-        """Locally the driver runs here; on Ray its batches are units on the ``habitat`` hosts."""
+        """Locally the in-container runner runs here; on Ray its batches are units on the ``habitat`` hosts."""
         from partnr_adapters import habitat_simulator
 
         if settings.partnr_compat:

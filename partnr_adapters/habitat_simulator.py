@@ -44,7 +44,7 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
     Unframed episodes take their purposes from ``purposes`` (a purposes file) or from each
     episode's ``info.purposes``.
     """
-    from partnr_adapters.frame import (
+    from partnr_adapters.framed_episodes import (
         SUFFIX_SEP,
         frame_episodes,
         load_episode_file,
@@ -74,7 +74,7 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
 
 
 def driver_args(planner: str, episodes: str, results: str, opts: dict[str, Any]) -> list[str]:
-    """Arguments of ``python -m partnr_adapters.driver run`` for these options."""
+    """Arguments of ``python -m partnr_adapters.in_container run`` for these options."""
     args = ["run", "--episodes", episodes, "--results", results, "--planner", planner]
     for key in ("base_url", "baseline", "batch_size", "replanning_threshold", "max_tokens", "limit", "indices"):
         if opts.get(key) is not None:
@@ -101,7 +101,7 @@ def docker_command(image: str, data_dir: Path, work: Path, args: list[str], gpus
         "-v", f"{data_dir.resolve()}:{CONTAINER_PARTNR}/data:ro",
         "-v", f"{work.resolve()}:{CONTAINER_WORK}",
         "-w", CONTAINER_PARTNR,
-        image, "python", "-m", "partnr_adapters.driver", *args,
+        image, "python", "-m", "partnr_adapters.in_container", *args,
     ]
 
 
@@ -138,7 +138,7 @@ def driver_command(launcher: str, planner: str, framed: Path, out: Path, results
         python = sys.executable if launcher == "local" else os.environ["FRAMEBENCH_HABITAT_PYTHON"]
         args = driver_args(planner, str(framed.resolve()), str((out / results_subdir).resolve()), opts)
         args += ["--partnr-root", str(opts.get("partnr_root") or os.environ.get("PARTNR_ROOT", "."))]
-        command = [python, "-m", "partnr_adapters.driver", *args]
+        command = [python, "-m", "partnr_adapters.in_container", *args]
         env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
     return command, env, framed
 
@@ -223,7 +223,7 @@ def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "loc
     from framebench.executors import make_executor
     from framebench.executors.base import Recipe, Unit
     from framebench.pipeline import persist, write_side_file
-    from partnr_adapters.driver import pending_indices, read_episode_ids, stats_dir
+    from partnr_adapters.in_container import pending_indices, read_episode_ids, stats_dir
     from partnr_adapters.ingest import MANIFEST_FILE, ingest
 
     episodes, out = Path(episodes), Path(out)

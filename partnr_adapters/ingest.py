@@ -16,7 +16,7 @@ unreadable stats files are never dropped: they become rows with ``percent_comple
 
 PARTNR's files are written by another program that can die mid-write or change shape between
 versions: stats files cut short become problem rows (above); everything else that breaks the shapes
-above (a planner log's steps, the driver's manifest ``framebench-run.json``, counts beyond
+above (a planner log's steps, the in-container runner's manifest ``framebench-run.json``, counts beyond
 ``MAX_COUNT``, a framed episode listed twice) is a user error naming the file, the episode and the field.
 
 The scores are PARTNR's own evaluator's, so they carry its evaluation quirks (``datasets/robotics.md``);
@@ -32,11 +32,11 @@ from typing import Any
 
 from embodied.evaluation import MODE_HABITAT
 from framebench.errors import UserError
-from framebench.runs import PROMPTS_FILE  # noqa: F401  (re-exported)
+from framebench.run_folder import PROMPTS_FILE  # noqa: F401  (re-exported)
 
 STATS_DIR = "stats"
 PLANNER_LOG_DIR = "planner-log"
-MANIFEST_FILE = "framebench-run.json"  # written by partnr_adapters.driver next to PARTNR's outputs
+MANIFEST_FILE = "framebench-run.json"  # written by partnr_adapters.in_container next to PARTNR's outputs
 CRASH_FILE = "crashes.json"
 DEFAULT_CONSTRAINT = "none"
 MAX_COUNT = 10**12  # simulator steps or replans beyond this are not a real episode (records hold int64)
@@ -230,9 +230,9 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
     from embodied.suite import episode_row
     from framebench.paths import child_path
+    from framebench.run_folder import RunInfo, run_id_for, write_run
     from framebench.runinfo import file_sha256, now_iso
-    from framebench.runs import RunInfo, run_id_for, write_run
-    from partnr_adapters.frame import load_episode_file, parse_framed_id
+    from partnr_adapters.framed_episodes import load_episode_file, parse_framed_id
 
     results_dir, episodes, out = Path(results_dir), Path(episodes), Path(out)
     data = load_episode_file(episodes)
@@ -290,7 +290,7 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     return report
 
 
-# the manifest partnr_adapters.driver writes; every field optional (a hand-made manifest may hold a few)
+# the manifest partnr_adapters.in_container writes; every field optional (a hand-made manifest may hold a few)
 MANIFEST_FIELDS: dict[str, Any] = {"run_id": str, "planner": str, "fingerprint": str, "decoding": dict,
                                    "started": str, "partnr": dict, "batches": list}
 
@@ -305,7 +305,7 @@ def _read_manifest(results_dir: Path, output_dir: Path) -> dict[str, Any]:
         if path.is_file():
             data = loads_strict(read_text_strict(path), f"{path}: manifest")
             if not isinstance(data, dict):
-                raise UserError(f"{path}: the manifest must be an object (partnr_adapters.driver writes one)")
+                raise UserError(f"{path}: the manifest must be an object (partnr_adapters.in_container writes one)")
             for name, spec in MANIFEST_FIELDS.items():
                 if data.get(name) is not None:
                     check(data[name], spec, f"{path}: manifest", name)

@@ -80,7 +80,7 @@ def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_s
 
     from framebench.backends import Decoding, load_backend
     from framebench.runinfo import write_json_atomic
-    from partnr_adapters.frame import SUFFIX_SEP, load_episode_file
+    from partnr_adapters.framed_episodes import SUFFIX_SEP, load_episode_file
 
     review = Path(review)
     data = load_episode_file(episodes)

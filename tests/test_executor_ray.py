@@ -290,7 +290,7 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
 
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
-    """The container driver's batches run as Ray units against a stand-in planner_demo."""
+    """The in-container runner's batches run as Ray units against a stand-in planner_demo."""
     from partnr_adapters import habitat_simulator
     from partnr_adapters.habitat_simulator import run_habitat
 

@@ -12,8 +12,8 @@ import pytest
 
 from framebench.cli import main
 from framebench.items import read_items
-from text_eval.answer_sheets import read_sheets
-from text_eval.build import BuildOptions, build
+from text_eval.framingqa.answer_sheets import read_sheets
+from text_eval.framingqa.build import BuildOptions, build
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo" / "framingqa"

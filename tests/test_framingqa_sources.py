@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from framebench.errors import UserError
-from text_eval.contexts import FINANCE_TARGETS, read_table
-from text_eval.sources_finance import (
+from text_eval.framingqa.contexts import FINANCE_TARGETS, read_table
+from text_eval.framingqa.sources_finance import (
     categorize,
     fiqa_posts,
     load_finance,
@@ -18,13 +18,13 @@ from text_eval.sources_finance import (
     redact,
     stackexchange_posts,
 )
-from text_eval.sources_law import (
+from text_eval.framingqa.sources_law import (
     hearsay_table,
     learned_hands_tables,
     load_hearsay,
     load_learned_hands,
 )
-from text_eval.sources_medicine import diagnosisarena_rows, load_medicine, parse_options
+from text_eval.framingqa.sources_medicine import diagnosisarena_rows, load_medicine, parse_options
 
 
 def _tsv(path: Path, header: str, rows: list[str]) -> None:
@@ -188,7 +188,11 @@ def test_diagnosisarena_rows_and_malformed(tmp_path, shared_data):
 def test_options_cells_are_bounded_before_parsing():
     """Python's parser recurses: too long or too deep cells are errors, other odd cells are drops,
     and nothing but string literals, brackets, commas and colons reaches literal_eval."""
-    from text_eval.sources_medicine import MAX_OPTIONS_CHARS, OptionsTooLarge, literal_shape
+    from text_eval.framingqa.sources_medicine import (
+        MAX_OPTIONS_CHARS,
+        OptionsTooLarge,
+        literal_shape,
+    )
 
     assert literal_shape("{'A': '[[[[', 'B': \"}}\"}") == (1, True)
     assert literal_shape("{'A': 'it\\'s [', 'B': [[1]]}") == (3, False)

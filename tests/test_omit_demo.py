@@ -10,8 +10,8 @@ import pytest
 from framebench.errors import UserError
 from framebench.items import read_items
 from framebench.records import read_records
+from text_eval.omit.construction import build_from_authored
 from text_eval.omit.personas import PERSONAS, conflict_labels
-from text_eval.omit.pipeline import build_from_authored
 
 DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "omit"
 

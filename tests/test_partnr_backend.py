@@ -94,7 +94,7 @@ def test_docker_command_mounts_gpu_graphics_and_hides_key(tmp_path, monkeypatch)
     assert cmd[:3] == ["docker", "run", "--rm"] and "--gpus" in cmd
     assert "NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics" in cmd
     assert f"{tmp_path.resolve()}:/opt/partnr-planner/data:ro" in cmd
-    assert cmd[cmd.index("img:1") + 1:cmd.index("img:1") + 4] == ["python", "-m", "partnr_adapters.driver"]
+    assert cmd[cmd.index("img:1") + 1:cmd.index("img:1") + 4] == ["python", "-m", "partnr_adapters.in_container"]
     assert ["--batch-size", "5"] == args[args.index("--batch-size"):args.index("--batch-size") + 2]
     assert ["--partial-obs", "false"] == args[args.index("--partial-obs"):args.index("--partial-obs") + 2]
     assert not any("sk-secret" in part for part in cmd)

@@ -10,7 +10,7 @@ import pytest
 import framebench.backends as backends
 from framebench.cli import main
 from framebench.errors import UserError
-from partnr_adapters.frame import frame_file
+from partnr_adapters.framed_episodes import frame_file
 from partnr_adapters.purposes import accept_purposes, draft_purposes, parse_purposes
 
 GOOD = ('Sure! {"action": "putting the cup on the table", '

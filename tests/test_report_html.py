@@ -233,7 +233,7 @@ def test_browser_renders_tables_and_runs_nothing(chromium, tmp_path):
 def test_render_html_from_computed_report():
     """Integration with the metric layer: a report computed from the records renders, and the
     drill-down and tables agree on the models."""
-    compute = pytest.importorskip("framebench.scoring.compute")
+    compute = pytest.importorskip("framebench.scoring.report")
     records = demo_records(contexts=4, episodes=3, scenarios=6)
     report = compute.compute_report(records, n_resamples=50)
     page = render_html(report, records, {})

@@ -13,8 +13,8 @@ import pytest
 
 from embodied.report import embodied_tables
 from framebench.records import make_row, read_records
-from framebench.scoring.compute import compute_report
 from framebench.scoring.markdown import render_markdown, report_sections
+from framebench.scoring.report import compute_report
 from text_eval.framingqa.tables import framingqa_tables
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Option rotation (text_eval.rotation): the build's rotations, and the position statistics on
+"""Option rotation (text_eval.framingqa.rotation): the build's rotations, and the position statistics on
 rotation sets whose letter prior is known (docs/statistics.md "Option rotation")."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from text_helpers import cli_exit_code
 
 from framebench.records import encode_answer_probs, make_row, to_table
-from text_eval.rotation import (
+from text_eval.framingqa.rotation import (
     LETTERS,
     complete_cycles,
     families,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from framebench.records import encode_answer_probs, make_row, to_table
-from framebench.scoring.compute import compute_report
+from framebench.scoring.report import compute_report
 from text_eval.susceptibility import framingqa_shifts, label_answer_modes, omit_shifts
 
 

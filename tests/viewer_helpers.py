@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from framebench.records import make_row, write_records
-from framebench.runs import EPISODE_LOGS, prompt_entry
+from framebench.run_folder import EPISODE_LOGS, prompt_entry
 
 SCRIPT_MARKER = "<script>window.fbPwned = 1; document.title = 'pwned'</script>"
 PASSAGE = "Passage c1: the shop refused to honour the written warranty on a fridge."

@@ -1,2 +1,3 @@
-"""The text evaluator: source loaders, answer sheets, premises/evidence, Table 7 expansion,
-prompt rendering, answer parsing, OMIT frames and interventions."""
+"""The text suites: FramingQA (``text_eval.framingqa``: build, prompts, report science) and OMIT
+(``text_eval.omit``: construction, conditions M0-M4, analysis), with what they share: the suites'
+declarations, strict answer parsing, constrained answers, model comparisons and susceptibility."""

@@ -15,7 +15,7 @@ import pyarrow as pa
 from framebench import records as rec
 from framebench.errors import UserError
 from framebench.records import SuiteRecords
-from framebench.scoring.view import ordered
+from framebench.scoring.sections import ordered
 from framebench.suite import Job, Suite, TextOptions
 from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS, NEUTRAL
 
@@ -55,8 +55,8 @@ DOMAIN_HELP = {
 @dataclass
 class FramingQASuite(Suite):
     def task_names(self) -> tuple[str, ...]:
-        """One task per registered domain (``text_eval.domains``)."""
-        from text_eval.domains import task_names
+        """One task per registered domain (``text_eval.framingqa.domains``)."""
+        from text_eval.framingqa.domains import task_names
 
         return task_names()
 
@@ -81,7 +81,7 @@ class FramingQASuite(Suite):
         return None
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
-        from text_eval.prompts import decoding_for, render_chat
+        from text_eval.framingqa.prompts import decoding_for, render_chat
 
         jobs = []
         for item in items:
@@ -128,7 +128,7 @@ class FramingQASuite(Suite):
         return score_framingqa(records, n_resamples=n_resamples)
 
     def sections(self, metrics):
-        from framebench.scoring.view import Section
+        from framebench.scoring.sections import Section
         from text_eval.framingqa.tables import framingqa_tables
 
         return [Section(self.title, framingqa_tables(metrics))]
@@ -177,7 +177,7 @@ class OmitSuite(Suite):
         return "MoralChoice scenarios as action/omission frame pairs (OMIT)"
 
     def conditions(self, names: list[str]):
-        from text_eval.omit_conditions import conditions
+        from text_eval.omit.conditions import conditions
 
         known = conditions()
         for name in names:
@@ -199,7 +199,7 @@ class OmitSuite(Suite):
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
         from framebench.backends.base import Decoding
-        from text_eval.omit_conditions import render_omit_chat
+        from text_eval.omit.conditions import render_omit_chat
 
         conditions = self.conditions(list(options.conditions) or ["M0"])
         return [Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
@@ -207,7 +207,7 @@ class OmitSuite(Suite):
                 for item in items for cond in conditions]
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
-        from text_eval.omit_conditions import parse_omit_answer
+        from text_eval.omit.conditions import parse_omit_answer
 
         item, output = job.item, job.output or ""
         if job.answer_mode == "constrained":
@@ -233,7 +233,7 @@ class OmitSuite(Suite):
         return {"conditions": sorted({j.condition.name for j in jobs})}
 
     def conditions_listing(self) -> list[tuple[str, str]]:
-        from text_eval.omit_conditions import conditions
+        from text_eval.omit.conditions import conditions
 
         return [(name, condition.summary) for name, condition in conditions().items()]
 
@@ -254,7 +254,7 @@ class OmitSuite(Suite):
         return metrics
 
     def sections(self, metrics):
-        from framebench.scoring.view import Section
+        from framebench.scoring.sections import Section
         from text_eval.omit.analysis_report import tables
         from text_eval.omit.tables import omit_tables
 
@@ -304,17 +304,17 @@ class OmitSuite(Suite):
 
 @dataclass
 class FramingQARotatedSuite(FramingQASuite):
-    """FramingQA MC items in rotated option orders (``text_eval.rotation``): run like FramingQA,
+    """FramingQA MC items in rotated option orders (``text_eval.framingqa.rotation``): run like FramingQA,
     scored only as option-position control, next to the same model's fixed-order rows."""
 
     def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
-        from text_eval.rotation import score_rotation
+        from text_eval.framingqa.rotation import score_rotation
 
         return score_rotation(records, n_resamples)
 
     def sections(self, metrics):
-        from framebench.scoring.view import Section
-        from text_eval.rotation import rotation_table
+        from framebench.scoring.sections import Section
+        from text_eval.framingqa.rotation import rotation_table
 
         return [Section(self.title, [rotation_table(metrics)])]
 

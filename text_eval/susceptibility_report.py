@@ -10,7 +10,7 @@ import numpy as np
 
 from framebench.scoring.figures import DIRECTION_COLORS, plain_label, plt
 from framebench.scoring.parts import SummaryTable
-from framebench.scoring.view import (
+from framebench.scoring.sections import (
     FORMAT_NAMES,
     LEVEL_NAMES,
     MISSING,

@@ -62,7 +62,7 @@ def text(
 
 
 def summary_line(summary) -> str:
-    """One line on a finished text run (``framebench.runs.RunSummary``)."""
+    """One line on a finished text run (``framebench.run_folder.RunSummary``)."""
     counts = ", ".join(f"{k} {v}" for k, v in summary.parse_counts.items())
     return (f"{summary.n_records} records ({summary.n_generated} generated, {summary.n_from_store} from the "
             f"store; {counts}) in {summary.seconds:.1f}s -> {summary.run_dir}")

@@ -176,8 +176,8 @@ def import_logs(paths: Sequence[Path], data: Path, out: Path, partial: bool = Fa
     """Logs -> one run folder (``framebench.pipeline.finalize``); nothing is written on bad input."""
     from framebench.paths import check_out_folder
     from framebench.pipeline import finalize
+    from framebench.run_folder import RunInfo, run_id_for
     from framebench.runinfo import file_sha256, now_iso
-    from framebench.runs import RunInfo, run_id_for
     from framebench.store import stable_json
 
     out, started = check_out_folder(Path(out)), now_iso()

@@ -176,8 +176,8 @@ def model_spec(results: Mapping[str, Any]) -> str:
 
 def run_info(results: Mapping[str, Any], tasks: list[str], files: list[Path], dataset_hash: str,
              jobs: list[Any], started: str) -> Any:
+    from framebench.run_folder import RunInfo, run_id_for
     from framebench.runinfo import file_sha256
-    from framebench.runs import RunInfo, run_id_for
     from framebench.store import sha256, stable_json
 
     config = results.get("config") or {}

@@ -22,7 +22,7 @@ from framebench.executors.base import Chunk, Executor, Unit
 if TYPE_CHECKING:
     import pandas as pd
 
-    from framebench.runs import RunInfo
+    from framebench.run_folder import RunInfo
     from framebench.store import ResultStore
 
 __all__ = ["Chunk", "Executor", "Unit", "finalize", "persist", "write_side_file"]
@@ -76,7 +76,7 @@ def finalize(out: Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
     tool produced, e.g. ``framebench import lm-eval``) run.json says ``{"kind": "import"}``."""
     from dataclasses import replace
 
-    from framebench.runs import write_run
+    from framebench.run_folder import write_run
 
     described = executor.describe() if executor is not None else {"kind": "import"}
     extra = {**info.extra, "executor": described, "persist": dict(persisted or {})}

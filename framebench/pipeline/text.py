@@ -35,8 +35,8 @@ from framebench.errors import UserError
 from framebench.executors.base import Chunk, Recipe, Unit
 from framebench.items import ITEMS_FILE, read_items
 from framebench.registry import answer_mode, engine_for, suite
+from framebench.run_folder import PROMPTS_FILE, RunInfo, RunSummary, run_id_for
 from framebench.runinfo import file_sha256, now_iso
-from framebench.runs import PROMPTS_FILE, RunInfo, RunSummary, run_id_for
 from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
 from framebench.suite import Job, TextOptions
 

@@ -182,7 +182,7 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
                    n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
     """``report["comparisons"]`` for the records of every (suite name, comparison); ``{}`` when no
     two models share an item."""
-    from framebench.scoring.view import natural_key
+    from framebench.scoring.sections import natural_key
 
     out: dict[str, Any] = {"suites": {}}
     for suite, spec in specs:

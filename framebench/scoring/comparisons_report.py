@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from framebench.scoring.view import FORMAT_NAMES, Section, Table, task_name
+from framebench.scoring.sections import FORMAT_NAMES, Section, Table, task_name
 
 DOCS = "docs/statistics.md#model-comparisons"
 GROUP_TITLES = {"task": "Task", "format": "Format", "condition": "Condition"}

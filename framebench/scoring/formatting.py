@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from framebench.scoring.view import MISSING
+from framebench.scoring.sections import MISSING
 
 SIGNIFICANCE = 0.05
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from framebench.scoring.formatting import small_n_note
 from framebench.scoring.parts import ReportInput, ReportPart
-from framebench.scoring.view import Section, Table
+from framebench.scoring.sections import Section, Table
 
 # ---------------------------------------------------------------- the part
 

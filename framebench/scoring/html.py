@@ -20,7 +20,7 @@ import pandas as pd
 from framebench.scoring.figures import png_base64
 from framebench.scoring.formatting import pct
 from framebench.scoring.markdown import numeric_column
-from framebench.scoring.view import Table, ordered, task_name
+from framebench.scoring.sections import Table, ordered, task_name
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from framebench.scoring.view import MISSING, Section, Table
+from framebench.scoring.sections import MISSING, Section, Table
 
 # ---------------------------------------------------------------- assembly
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from framebench.runs import Runs
-    from framebench.scoring.view import Section
+    from framebench.run_folder import Runs
+    from framebench.scoring.sections import Section
 
 Figure = Any  # a matplotlib Figure, or None when there is nothing to draw
 

@@ -87,7 +87,7 @@ def _pair_rows(records: pd.DataFrame, spec: Comparison, suite: str, models: list
 def plan(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]], contexts: int) -> list[dict[str, Any]]:
     """Rows ``{suite, group, model, measure, kind, pilot_n, sd, mde}``: the effect or difference
     detectable at 80 % power, alpha 0.05 (two-sided), with ``contexts`` contexts per group."""
-    from framebench.scoring.view import natural_key
+    from framebench.scoring.sections import natural_key
 
     out = []
     for suite, spec in specs:
@@ -104,7 +104,7 @@ def plan_table(rows: list[dict[str, Any]], contexts: int):
     """The plan as a display table (percentage points)."""
     from framebench.scoring.comparisons_report import _group_cell
     from framebench.scoring.formatting import num, pct
-    from framebench.scoring.view import Table
+    from framebench.scoring.sections import Table
 
     body = [[row["suite"], " / ".join(_group_cell(k, v) for k, v in row["group"].items()) or "all",
              row["model"], row["measure"], row["kind"], str(row["pilot_n"]), str(row["planned_n"]),

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from framebench.scoring.parts import ReportInput, ReportPart
-from framebench.scoring.view import Section
+from framebench.scoring.sections import Section
 
 if TYPE_CHECKING:
-    from framebench.runs import RunFolder
+    from framebench.run_folder import RunFolder
 
 SCHEMA_VERSION = 1  # report.json layout; bump when a key changes meaning or moves
 
@@ -128,7 +128,7 @@ def meta_summary(meta: Mapping[str, Any]) -> str:
 
 def meta_table(meta: Mapping[str, Any]):
     """The scored run folders as a display table (``framebench.scoring.markdown.Table``)."""
-    from framebench.scoring.view import MISSING, Table
+    from framebench.scoring.sections import MISSING, Table
 
     rows = []
     for run in meta.get("runs", []):

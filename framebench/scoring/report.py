@@ -1,20 +1,28 @@
 """The one report loop: every registered report part (``framebench.scoring.parts``), in order.
 
-``compute_report`` builds ``report.json`` (each present part's entry under its name); the
+``compute_report`` builds ``report.json``: ``{part name: its entry}``, each suite's metrics under its
+name plus the report-wide parts (``meta``: provenance; ``headline``; ``susceptibility``; any a plugin
+registers); an entry only when the part has something to say, JSON-ready (no NaN or numpy scalars:
+a missing value is None). The
 renderers take sections, figures and summary tables from ``sections_by_part``,
 ``report_figures`` and ``summary_tables``, which ask the same parts. Nothing here names a part.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
+
+from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.parts import Figure, ReportInput, ReportPart, SummaryTable
 
 if TYPE_CHECKING:
-    from framebench.runs import Runs
-    from framebench.scoring.view import Section
+    from framebench.run_folder import Runs
+    from framebench.scoring.sections import Section
 
 
 def parts() -> list[ReportPart]:
@@ -24,16 +32,38 @@ def parts() -> list[ReportPart]:
     return report_parts()
 
 
-def compute_report(runs: Runs, n_resamples: int, *, quick: bool = False) -> dict[str, Any]:
+def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES, *,
+                   quick: bool = False) -> dict[str, Any]:
     """Each part's entry, stage 0 (from the runs) before stage 1 (which reads stage-0 entries);
-    keys in report order."""
+    keys in report order, JSON-ready. ``records``: the scored runs (``framebench.run_folder.load_runs``),
+    or a bare records frame (then a model's constrained rows are labelled as a model of their own here)."""
+    from framebench.run_folder import Runs
+
+    runs = records if isinstance(records, Runs) else Runs.of(records)
     inputs = ReportInput(runs, n_resamples, quick)
     for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
         entry = part.compute(inputs)
         if entry:
             inputs.report[part.name] = entry
     order = [p.name for p in parts()]
-    return {name: inputs.report[name] for name in order if name in inputs.report}
+    return jsonable({name: inputs.report[name] for name in order if name in inputs.report})
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with NaN/inf as None and numpy/pandas scalars as Python ones."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
 
 
 def present(report: Mapping[str, Any]) -> list[ReportPart]:

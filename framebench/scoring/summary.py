@@ -17,7 +17,7 @@ SUMMARY_RESAMPLES = 200  # the summary shows no intervals; the report keeps the 
 
 def summary_report(df: pd.DataFrame) -> dict[str, Any]:
     """The report entries the summary shows, computed from records (``quick``)."""
-    from framebench.scoring.compute import compute_report
+    from framebench.scoring.report import compute_report
 
     return compute_report(df, n_resamples=SUMMARY_RESAMPLES, quick=True)  # labels as the report's
 

@@ -138,9 +138,9 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
 
 def _render_report(data: RunData) -> str:
     """report.html over the served records, its tables and drill-down linking into the viewer."""
-    from framebench.runs import DUPLICATE_KEY, Runs, read_run_json
-    from framebench.scoring.compute import compute_report
+    from framebench.run_folder import DUPLICATE_KEY, Runs, read_run_json
     from framebench.scoring.html import render_html
+    from framebench.scoring.report import compute_report
 
     records = data.records.drop(columns=["prompt", "run_dir"])
     if records.duplicated(DUPLICATE_KEY).any():

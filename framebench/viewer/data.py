@@ -186,7 +186,7 @@ def load_run_data(run_dirs: Sequence[Path], force: bool = False) -> RunData:
     prompt (``force``: folders whose files do not match their run.json hashes too, with warnings)."""
     from framebench.integrity import verify_run
     from framebench.records import label_answer_modes, read_records
-    from framebench.runs import read_chats, read_prompts
+    from framebench.run_folder import read_chats, read_prompts
 
     frames, warnings, chats = [], [], {}
     for run_dir in run_dirs:

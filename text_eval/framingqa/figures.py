@@ -15,7 +15,7 @@ from framebench.scoring.figures import (
     grouped_bars,
     plt,
 )
-from framebench.scoring.view import FORMAT_NAMES, ordered, task_name
+from framebench.scoring.sections import FORMAT_NAMES, ordered, task_name
 from framebench.vocabulary import LEVELS
 from text_eval.framingqa.tables import task_order
 

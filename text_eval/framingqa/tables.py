@@ -8,7 +8,7 @@ from typing import Any
 
 from framebench.scoring.formatting import n_cell, pct, pct_ci, pp_ci, small_n_note
 from framebench.scoring.parts import SummaryTable
-from framebench.scoring.view import (
+from framebench.scoring.sections import (
     FORMAT_NAMES,
     LEVEL_NAMES,
     MISSING,
@@ -23,7 +23,7 @@ DIRECTIONS = ("correct", "incorrect", "all")
 
 def task_order() -> tuple[str, ...]:
     """Tasks in report order: the registered domains', then the pooled "all"."""
-    from text_eval.domains import task_names
+    from text_eval.framingqa.domains import task_names
 
     return (*task_names(), "all")
 

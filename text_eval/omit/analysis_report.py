@@ -1,4 +1,4 @@
-"""Report tables (shaped like OMIT Tables 8-12; ``framebench.scoring.view``) and figures (in the
+"""Report tables (shaped like OMIT Tables 8-12; ``framebench.scoring.sections``) and figures (in the
 spirit of OMIT Figures 2, 3, 5 and 6) for the dict returned by
 ``text_eval.omit.analysis.analyze``: ordinary tables of the OMIT suite."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from framebench.scoring.view import Table
+from framebench.scoring.sections import Table
 
 matplotlib.rcParams["text.parse_math"] = False  # model names are labels, never mathtext
 

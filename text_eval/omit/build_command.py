@@ -17,7 +17,11 @@ def omit(
 
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
-    from text_eval.omit.pipeline import AUTHORED_FILE, build_from_authored, build_from_moralchoice
+    from text_eval.omit.construction import (
+        AUTHORED_FILE,
+        build_from_authored,
+        build_from_moralchoice,
+    )
 
     check_out_folder(out)
     if not source.is_dir():

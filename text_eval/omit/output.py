@@ -9,8 +9,8 @@ from pathlib import Path
 
 from framebench.items import write_items
 from framebench.records import make_row
+from framebench.run_folder import RunInfo, run_id_for, write_run
 from framebench.runinfo import file_sha256, now_iso, write_json_atomic, write_text_atomic
-from framebench.runs import RunInfo, run_id_for, write_run
 from text_eval.omit.personas import PERSONAS
 
 FRAMES = ("action", "omission")

@@ -26,7 +26,7 @@ from framebench.scoring.formatting import (
     small_n_note,
 )
 from framebench.scoring.parts import SummaryTable
-from framebench.scoring.view import MISSING, Table, natural_key, ordered
+from framebench.scoring.sections import MISSING, Table, natural_key, ordered
 
 
 def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:

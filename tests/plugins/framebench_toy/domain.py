@@ -7,8 +7,8 @@ import csv
 from pathlib import Path
 
 from framebench.errors import UserError
-from text_eval.contexts import Context, Dropped
-from text_eval.domains import Domain, Loaded
+from text_eval.framingqa.contexts import Context, Dropped
+from text_eval.framingqa.domains import Domain, Loaded
 
 SCOPES = {
     "Rain": "Rain, showers, drizzle, wet streets, umbrellas, puddles.",

@@ -13,7 +13,7 @@ from framebench.backends.base import Decoding
 from framebench.records import SuiteRecords, make_row
 from framebench.registry import Engine
 from framebench.scoring.parts import SummaryTable
-from framebench.scoring.view import Section, Table
+from framebench.scoring.sections import Section, Table
 from framebench.suite import Job, Suite
 
 STARS = ("1", "2", "3", "4", "5")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from framebench.backends.base import Decoding
 from framebench.records import make_row
-from framebench.scoring.view import Section, Table
+from framebench.scoring.sections import Section, Table
 from framebench.suite import Job, Suite
 
 

@@ -204,7 +204,7 @@ def rotation_table(metrics: dict[str, Any]):
     """One row per model: position accuracy, letter prior, strict over rotations, framing effect
     fixed vs position-balanced, and (constrained) accuracy before and after dividing out the prior."""
     from framebench.scoring.formatting import n_cell, pct, pct_ci, pp_ci
-    from framebench.scoring.view import MISSING, Table
+    from framebench.scoring.sections import MISSING, Table
 
     rows = []
     for model, m in metrics.items():

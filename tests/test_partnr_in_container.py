@@ -1,4 +1,4 @@
-"""The in-container driver: hydra overrides, batching/resume, the OpenAI-compatible LLM class,
+"""The in-container runner: hydra overrides, batching/resume, the OpenAI-compatible LLM class,
 Python 3.9 compatibility. habitat_llm is absent here; a stand-in ``planner_demo`` (written by the
 test, writing stats files the way PARTNR does) exercises the batch loop end to end."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from partnr_adapters import driver
+from partnr_adapters import in_container as driver
 
 REPO = Path(__file__).resolve().parent.parent
 LLM_NODE = "evaluation.agents.agent_0.planner.plan_config"
@@ -39,7 +39,7 @@ def test_override_list_for_the_single_agent_llm_baseline():
     assert "world_model.partial_obs=False" in args
     assert "hydra.run.dir=/out/hydra/batch_1" in args
     assert f"llm@{LLM_NODE}.llm=openai_chat" in args
-    assert f"{LLM_NODE}.llm.llm._target_=partnr_adapters.driver.OpenAICompatibleLLM" in args
+    assert f"{LLM_NODE}.llm.llm._target_=partnr_adapters.in_container.OpenAICompatibleLLM" in args
     assert f"{LLM_NODE}.llm.generation_params.model=meta-llama/Llama-3.1-8B" in args
     assert f"++{LLM_NODE}.llm.base_url='http://127.0.0.1:8000/v1'" in args
     assert f"{LLM_NODE}.constrained_generation=False" in args
@@ -57,9 +57,9 @@ def test_overrides_per_baseline_family():
     heuristic = driver.build_overrides("d.json.gz", "r", [0], baseline="heuristic_full_obs")
     assert not any("llm" in a for a in heuristic)
     assert not any(a.startswith("world_model") for a in heuristic)  # baseline's own observability
-    with pytest.raises(driver.DriverError, match="plans with an LLM"):
+    with pytest.raises(driver.ContainerRunError, match="plans with an LLM"):
         driver.build_overrides("d", "r", [0], model="", base_url="")
-    with pytest.raises(driver.DriverError, match="unknown baseline"):
+    with pytest.raises(driver.ContainerRunError, match="unknown baseline"):
         driver.build_overrides("d", "r", [0], baseline="nope")
 
 
@@ -78,7 +78,7 @@ def test_batches_and_pending(tmp_path):
     assert driver.pending_indices(ids, str(tmp_path), retry_crashed=True) == [1, 2]
     assert driver.parse_planner("openai:gpt-4.1-mini") == "gpt-4.1-mini"
     assert driver.parse_planner("heuristic") == ""
-    with pytest.raises(driver.DriverError):
+    with pytest.raises(driver.ContainerRunError):
         driver.parse_planner("hf:/models/x")
 
 
@@ -169,10 +169,10 @@ def test_driver_and_scene_export_run_on_python39():
     if py is None:
         pytest.skip("no working python3.9 interpreter on this machine")
     code = ("import sys; sys.path.insert(0, '.');"
-            "import partnr_adapters.driver as d, partnr_adapters.scene_export as s;"
+            "import partnr_adapters.in_container as d, partnr_adapters.scene_export as s;"
             "print(len(d.build_overrides('x.json.gz', 'r', [0], model='m', base_url='u')));"
             "print(s.infer_constraint_type({'evaluation_constraints': []}))")
-    for module in ("partnr_adapters/driver.py", "partnr_adapters/scene_export.py"):
+    for module in ("partnr_adapters/in_container.py", "partnr_adapters/scene_export.py"):
         result = subprocess.run([py, "-m", "py_compile", module], cwd=REPO, capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
     result = subprocess.run([py, "-c", code], cwd=REPO, capture_output=True, text=True)
@@ -219,7 +219,7 @@ def fake_habitat(tmp_path):
 def run_driver(fake, tmp_path, *extra, env_extra=None):
     env = dict(os.environ, PYTHONPATH=f"{fake}{os.pathsep}{REPO}", FAKE_LOG=str(tmp_path / "calls.jsonl"),
                **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "partnr_adapters.driver", "run", *extra], cwd=tmp_path,
+    return subprocess.run([sys.executable, "-m", "partnr_adapters.in_container", "run", *extra], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -257,7 +257,7 @@ def test_run_batches_resumes_and_records_failures(fake_habitat, tmp_path):
 def test_run_without_habitat_is_one_line_exit_2(tmp_path):
     if driver.have_habitat():
         pytest.skip("habitat_llm is installed here")
-    result = subprocess.run([sys.executable, "-m", "partnr_adapters.driver", "run", "--episodes", "x", "--results",
+    result = subprocess.run([sys.executable, "-m", "partnr_adapters.in_container", "run", "--episodes", "x", "--results",
                              "r", "--planner", "heuristic"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "docker/README.md" in result.stderr

@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from framebench.vocabulary import FORMS, PHRASINGS
-from text_eval.answer_sheets import AnswerSheet
-from text_eval.contexts import Context
-from text_eval.domains import domain
+from text_eval.framingqa.answer_sheets import AnswerSheet
+from text_eval.framingqa.contexts import Context
+from text_eval.framingqa.domains import domain
 
 ROOT = {
     "plain": ("Is this {x}?", "This is {x}, correct?", "This is {x}, right?"),

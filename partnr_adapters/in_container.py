@@ -1,12 +1,12 @@
-"""In-container driver: run PARTNR's planner evaluation on a framed episode file.
+"""In-container runner: run PARTNR's planner evaluation on a framed episode file.
 
 Runs inside the Habitat image (Python 3.9, standard library plus ``habitat_llm``); keep this file
 Python 3.9-compatible and free of framebench imports. Nothing here imports habitat at module level,
 so the override builder and the LLM class can be tested anywhere.
 
-    python -m partnr_adapters.driver run --episodes framed.json.gz --results /out/results \
+    python -m partnr_adapters.in_container run --episodes framed.json.gz --results /out/results \
         --planner openai:MODEL --base-url http://127.0.0.1:8000/v1 [--baseline NAME] [--batch-size 5]
-    python -m partnr_adapters.driver export-scenes --episodes episodes.json.gz --out scenes.json.gz
+    python -m partnr_adapters.in_container export-scenes --episodes episodes.json.gz --out scenes.json.gz
 
 ``run`` launches ``habitat_llm.examples.planner_demo`` once per small batch of episode indices (PARTNR
 grows memory over many episodes; upstream issue #33 batches by 5), skips episodes that already have a
@@ -33,7 +33,7 @@ try:  # habitat_llm exists only inside the container
 except ImportError:  # pragma: no cover - depends on the environment
     _LLMBase = object  # type: ignore[assignment,misc]
 
-LLM_TARGET = "partnr_adapters.driver.OpenAICompatibleLLM"
+LLM_TARGET = "partnr_adapters.in_container.OpenAICompatibleLLM"
 MANIFEST_FILE = "framebench-run.json"
 DEFAULT_BASELINE = "single_agent_zero_shot_react_summary"
 DEFAULT_BATCH_SIZE = 5
@@ -53,7 +53,7 @@ BASELINE_PLANNERS = {
 }
 
 
-class DriverError(Exception):
+class ContainerRunError(Exception):
     """A usage or environment problem, printed as one line (exit 2)."""
 
 
@@ -82,7 +82,7 @@ class OpenAICompatibleLLM(_LLMBase):  # type: ignore[misc,valid-type]
     """A habitat_llm LLM that calls any OpenAI-compatible ``/chat/completions`` endpoint.
 
     Select it with ``llm@<planner>.plan_config.llm=openai_chat`` (for its keys and empty chat tags)
-    plus ``<planner>.plan_config.llm.llm._target_=partnr_adapters.driver.OpenAICompatibleLLM``.
+    plus ``<planner>.plan_config.llm.llm._target_=partnr_adapters.in_container.OpenAICompatibleLLM``.
     Reads ``base_url`` from the config or ``FRAMEBENCH_LLM_BASE_URL``, the model from
     ``generation_params.model``, and the API key (optional: local servers need none) from
     ``OPENAI_API_KEY``; the key is sent as a header and never logged.
@@ -167,7 +167,7 @@ class OpenAICompatibleLLM(_LLMBase):  # type: ignore[misc,valid-type]
 
 def planner_nodes(baseline: str) -> Sequence[str]:
     if baseline not in BASELINE_PLANNERS:
-        raise DriverError(f"unknown baseline {baseline!r}; known: {', '.join(sorted(BASELINE_PLANNERS))}")
+        raise ContainerRunError(f"unknown baseline {baseline!r}; known: {', '.join(sorted(BASELINE_PLANNERS))}")
     return BASELINE_PLANNERS[baseline]
 
 
@@ -205,9 +205,9 @@ def build_overrides(dataset_path: str, results_dir: str, episode_indices: Sequen
     """The full ``planner_demo`` argument list for one batch (``--config-name`` first)."""
     nodes = planner_nodes(baseline)
     if nodes and not (model and base_url):
-        raise DriverError(f"baseline {baseline} plans with an LLM: pass --planner openai:MODEL and --base-url")
+        raise ContainerRunError(f"baseline {baseline} plans with an LLM: pass --planner openai:MODEL and --base-url")
     if not episode_indices:
-        raise DriverError("empty batch of episode indices")
+        raise ContainerRunError("empty batch of episode indices")
     args = [
         "--config-name", "baselines/" + baseline + ".yaml",
         "habitat.dataset.data_path=" + _hydra_quote(dataset_path),
@@ -263,7 +263,7 @@ def pending_indices(episode_ids: Sequence[str], stats_folder: str, retry_crashed
 
 def batches(indices: Sequence[int], size: int) -> List[List[int]]:
     if size < 1:
-        raise DriverError("--batch-size must be at least 1")
+        raise ContainerRunError("--batch-size must be at least 1")
     return [list(indices[i:i + size]) for i in range(0, len(indices), size)]
 
 
@@ -273,7 +273,7 @@ def parse_planner(spec: str) -> str:
         return ""
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
-        raise DriverError(f"--planner {spec!r}: use openai:MODEL (any OpenAI-compatible endpoint) or heuristic")
+        raise ContainerRunError(f"--planner {spec!r}: use openai:MODEL (any OpenAI-compatible endpoint) or heuristic")
     return model
 
 
@@ -296,7 +296,7 @@ def _write_json_atomic(data: Any, path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not have_habitat():
-        raise DriverError("habitat_llm is not importable: run inside the framebench Habitat image (docker/README.md)")
+        raise ContainerRunError("habitat_llm is not importable: run inside the framebench Habitat image (docker/README.md)")
     dataset_path = os.path.abspath(args.episodes)
     results_dir = os.path.abspath(args.results)
     model = parse_planner(args.planner)
@@ -319,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         with open(manifest_path, encoding="utf-8") as fh:
             previous = json.load(fh)
         if previous.get("planner") not in (None, args.planner):
-            raise DriverError("%s holds a run of %s; use another --results folder for %s"
+            raise ContainerRunError("%s holds a run of %s; use another --results folder for %s"
                               % (results_dir, previous["planner"], args.planner))
         manifest.update(previous)
     manifest.update({
@@ -329,7 +329,7 @@ def run(args: argparse.Namespace) -> int:
         "partnr": {"baseline": baseline, "partial_obs": args.partial_obs, "dataset": dataset_path,
                    "replanning_threshold": args.replanning_threshold},
     })
-    if "run_id" not in manifest:  # deterministic over what determines the results (framebench.runs)
+    if "run_id" not in manifest:  # deterministic over what determines the results (framebench.run_folder)
         with open(dataset_path, "rb") as fh:
             data_hash = hashlib.sha256(fh.read()).hexdigest()
         determinants = [manifest["fingerprint"], data_hash, manifest["decoding"],
@@ -360,7 +360,7 @@ def run(args: argparse.Namespace) -> int:
 
 def export_scenes(args: argparse.Namespace) -> int:
     if not have_habitat():
-        raise DriverError("habitat_llm is not importable: run inside the framebench Habitat image (docker/README.md)")
+        raise ContainerRunError("habitat_llm is not importable: run inside the framebench Habitat image (docker/README.md)")
     from partnr_adapters.scene_export import export_dataset
 
     count = export_dataset(os.path.abspath(args.episodes), os.path.abspath(args.out), args.partnr_root)
@@ -377,7 +377,7 @@ def _bool(text: str) -> bool:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m partnr_adapters.driver", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m partnr_adapters.in_container", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run PARTNR's planner evaluation on a framed episode file")
     r.add_argument("--episodes", required=True, help="framed episode file (.json.gz)")
@@ -405,7 +405,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
         return run(args) if args.command == "run" else export_scenes(args)
-    except DriverError as exc:
+    except ContainerRunError as exc:
         print("error: %s" % exc, file=sys.stderr)
         return 2
 

@@ -1,16 +1,30 @@
 """``build_report.md``: counts per task and format, ΣE, category distribution, every dropped source
-record with its reason, notes, and 20 rendered items per task for a human to read."""
+record with its reason, notes, and 20 rendered items per task for a human to read; ``BuildResult``
+is what ``framebench build framingqa`` produced (``text_eval.framingqa.build.build``), as the report reads it."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from text_eval.build_result import BuildResult
-from text_eval.domains import domain, task_names
+from text_eval.framingqa.answer_sheets import AnswerSheet
+from text_eval.framingqa.contexts import Context, Dropped
+from text_eval.framingqa.domains import domain, task_names
 
 SAMPLES_PER_TASK = 20
 SAMPLE_TEXT_WORDS = 80
+
+
+@dataclass
+class BuildResult:
+    contexts: list[Context]
+    sheets: list[AnswerSheet]
+    items: list[dict[str, Any]]
+    dropped: list[Dropped]
+    notes: list[str]
+    pools: dict[str, Any]
+    seconds: float = 0.0
 
 
 def _cell(text: str) -> str:
@@ -56,7 +70,7 @@ def _counts(result: BuildResult) -> list[str]:
 
 def _rotations(result: BuildResult) -> list[str]:
     """The option rotations' counts (``--rotate-options``): MC items x options."""
-    from text_eval.rotation import rotation_counts
+    from text_eval.framingqa.rotation import rotation_counts
 
     fixed, rotated = rotation_counts(result.items)
     if not rotated:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
-from text_eval.contexts import (
+from text_eval.framingqa.contexts import (
     FINANCE_SCOPES,
     FINANCE_TARGETS,
     Context,
@@ -24,7 +24,7 @@ from text_eval.contexts import (
     clean_text,
     read_table,
 )
-from text_eval.domains import Domain, Loaded
+from text_eval.framingqa.domains import Domain, Loaded
 
 TASK = "finance"
 MAX_WORDS = 120

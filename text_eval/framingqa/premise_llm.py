@@ -19,9 +19,9 @@ from typing import Any
 from framebench.backends.base import Chat, Decoding
 from framebench.errors import UserError
 from framebench.jsonl import iter_jsonl
-from text_eval.answer_sheets import AnswerSheet, Evidence
-from text_eval.contexts import Context, Dropped
-from text_eval.expansion import option_phrase
+from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence
+from text_eval.framingqa.contexts import Context, Dropped
+from text_eval.framingqa.expansion import option_phrase
 
 DECODING = Decoding(max_new_tokens=80, temperature=0.0)
 BATCH = 16

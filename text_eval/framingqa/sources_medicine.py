@@ -15,8 +15,15 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.vocabulary import MC_ANSWERS
-from text_eval.contexts import MEDICINE_CASES, Context, Dropped, clean_text, hf_table, read_table
-from text_eval.domains import Domain, Loaded
+from text_eval.framingqa.contexts import (
+    MEDICINE_CASES,
+    Context,
+    Dropped,
+    clean_text,
+    hf_table,
+    read_table,
+)
+from text_eval.framingqa.domains import Domain, Loaded
 
 TASK = "medicine"
 COLUMNS = ("id", "Case Information", "Physical Examination", "Diagnostic Tests", "Final Diagnosis",

@@ -14,10 +14,10 @@ from framebench.runinfo import write_text_atomic
 from framebench.store import ResultStore
 from text_eval.omit import frames, inaction, select
 from text_eval.omit.calls import CachedGenerator
+from text_eval.omit.conditions import Condition, parse_omit_answer
 from text_eval.omit.output import FRAMES, write_outputs
 from text_eval.omit.personas import PERSONA_MAX_NEW_TOKENS, PERSONAS, pattern, persona_chat
 from text_eval.omit.seed import load_seed, locate_seed
-from text_eval.omit_conditions import Condition, parse_omit_answer
 
 _PERSONA_PARSE = Condition(name="M0", instruction="", max_new_tokens=PERSONA_MAX_NEW_TOKENS,
                            final_answer_line=True)

@@ -15,8 +15,8 @@ from typing import Any
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.vocabulary import MC_ANSWERS
-from text_eval.contexts import Context
-from text_eval.domains import domain, domains
+from text_eval.framingqa.contexts import Context
+from text_eval.framingqa.domains import domain, domains
 
 
 @dataclass
