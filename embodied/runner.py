@@ -22,6 +22,7 @@ framings run).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -214,8 +215,7 @@ class EpisodeWorker:
 
     def run(self, unit: Any):
         """``unit.payload``: [(episode, {item id: store key} of the framings to run)]."""
-        from framebench.executors.base import Chunk
-        from framebench.executors.local import streamed
+        from framebench.executors import Chunk, streamed
 
         live = self.live or self.planner.uses_cap
 
@@ -254,52 +254,81 @@ def run(planner: Planner | str, episodes_file: Path, out: Path, replan_cap: int 
     ``planner``: a built planner (local runs) or a planner spec (built by each worker, on any
     executor). ``parsed``: the episode file's episodes when the caller has already read them.
     ``episodes_per_unit``: unit size (default: by the planner's cost, see ``EPISODE_SECONDS``)."""
-    from framebench.executors import make_executor
-    from framebench.executors.base import Recipe
-    from framebench.executors.resources import engine_device
-    from framebench.runinfo import now_iso
+    from framebench.pipeline.driver import drive
 
-    episodes = (read_episodes(episodes_file) if parsed is None else parsed)[:limit]
-    started = now_iso()
-    spec = planner if isinstance(planner, str) else planner.spec
-    if executor != "local" and not isinstance(planner, str):
-        raise TypeError("a Ray run builds the planner on each worker: pass its spec")
-    device = engine_device(spec, ("planner", "model")) if isinstance(planner, str) else "cpu"
-    recipe = Recipe(EpisodeWorker, (planner, max_new_tokens, model_args, replan_cap, partnr_compat,
-                                    executor == "local"),
-                    device=device, label=f"{spec} episode variants")
-    pool = make_executor(executor, ray_address, ray_workers)
-    try:
-        meta = pool.start(recipe)
-        results, prompts, persisted = _execute(pool, meta, episodes, out, progress, episodes_per_unit)
-    finally:
-        pool.close()
-    _finish(pool, meta, episodes, episodes_file, out, results, prompts, persisted, started, identity or run_identity(
-        spec, episodes_file, replan_cap=replan_cap, partnr_compat=partnr_compat, limit=limit), limit)
-    return out
+    front = EpisodeRun(planner, Path(episodes_file), Path(out), replan_cap, partnr_compat, limit, identity,
+                       parsed, max_new_tokens, model_args, executor == "local", episodes_per_unit)
+    return drive(front, executor=executor, ray_address=ray_address, workers=ray_workers, progress=progress)
 
 
-def _execute(pool: Any, meta: dict[str, Any], episodes: list[dict[str, Any]], out: Path, progress: bool,
-             episodes_per_unit: int | None) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]],
-                                                     dict[str, Any]]:
-    """Serve the store, run the episodes' missing framings as units; returns (item id -> result
-    fields, (item id, framed instruction) in records order)."""
-    from framebench.console import ProgressReporter
-    from framebench.executors.base import Unit
-    from framebench.executors.packing import pack, pack_size
-    from framebench.pipeline import persist
-    from framebench.store import ResultStore
+def episode_rows(episodes: list[dict[str, Any]], results: dict[str, dict[str, Any]], run_id: str, spec: str,
+                 uses_cap: bool) -> list[dict[str, Any]]:
+    """Each framing's result fields as its record, in records order (episodes x ``FRAMINGS``)."""
+    from embodied.suite import episode_row
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / EPISODE_LOGS).mkdir(exist_ok=True)
-    keyed = [episode_keys(episode, meta["fingerprint"], meta["settings"]) for episode in episodes]
-    keys = [k for k, _ in keyed]
-    index_of = {id(episode): i for i, episode in enumerate(episodes)}
-    reporter = ProgressReporter(f"{meta['spec']} episode variants", len(episodes) * len(FRAMINGS),
-                                unit="variants", enabled=progress, fields={"planner decisions": 0})
-    with ResultStore(out) as store, reporter:
-        results = store.get_many(k for ep_keys in keys for k in ep_keys.values())
-        reporter.skip(len(results))  # served from the store
+    rows = []
+    for episode in episodes:
+        for bias, level in FRAMINGS:
+            iid = item_id(episode["episode_id"], bias, level)
+            fields = results[iid]
+            rows.append(episode_row(
+                run_id=run_id, model=spec, episode_id=episode["episode_id"], item_id=iid,
+                bias=bias, level=level, constraint=episode["info"]["constraint_type"],
+                percent_complete=fields["percent_complete"], success=bool(fields["success"]),
+                sim_steps=fields["sim_steps"], output=fields["output"],
+                replans=fields["replans"] if uses_cap else None))
+    return rows
+
+
+@dataclass
+class EpisodeRun:
+    """The symbolic simulator's front end of the driver: episodes x framings, units of episodes,
+    records and episode logs."""
+
+    planner: Planner | str
+    episodes_file: Path
+    out: Path
+    replan_cap: int
+    partnr_compat: bool
+    limit: int | None
+    identity: dict[str, Any] | None
+    parsed: list[dict[str, Any]] | None
+    max_new_tokens: int
+    model_args: dict[str, Any] | None
+    local: bool
+    episodes_per_unit: int | None
+
+    def select(self) -> None:
+        from framebench.runinfo import now_iso
+
+        self.episodes = (read_episodes(self.episodes_file) if self.parsed is None else self.parsed)[:self.limit]
+        self.started = now_iso()
+        self.spec = self.planner if isinstance(self.planner, str) else self.planner.spec
+        if not self.local and not isinstance(self.planner, str):
+            raise TypeError("a Ray run builds the planner on each worker: pass its spec")
+
+    def recipe(self) -> Any:
+        from framebench.executors import Recipe
+        from framebench.executors.resources import engine_device
+
+        device = engine_device(self.spec, ("planner", "model")) if isinstance(self.planner, str) else "cpu"
+        return Recipe(EpisodeWorker, (self.planner, self.max_new_tokens, self.model_args, self.replan_cap,
+                                      self.partnr_compat, self.local),
+                      device=device, label=f"{self.spec} episode variants")
+
+    def plan(self, meta: dict[str, Any], store: Any, workers: int) -> Any:
+        """Serve the store, plan the episodes' missing framings as units."""
+        from framebench.executors import Unit
+        from framebench.executors.packing import pack, pack_size
+        from framebench.pipeline.driver import Plan
+
+        (self.out / EPISODE_LOGS).mkdir(exist_ok=True)
+        episodes = self.episodes
+        self.keyed = [episode_keys(episode, meta["fingerprint"], meta["settings"]) for episode in episodes]
+        keys = [k for k, _ in self.keyed]
+        index_of = {id(episode): i for i, episode in enumerate(episodes)}
+        self.results = results = store.get_many(k for ep_keys in keys for k in ep_keys.values())
+        self.decisions = 0
 
         def todo(indices: range | list[int]) -> list[tuple[dict[str, Any], dict[str, str]]]:
             work = []
@@ -309,59 +338,49 @@ def _execute(pool: Any, meta: dict[str, Any], episodes: list[dict[str, Any]], ou
                     work.append((episodes[i], missing))
             return work
 
+        def unit(index: int, payload: list[tuple[dict[str, Any], dict[str, str]]]) -> Unit:
+            return Unit(index, sum(len(m) for _, m in payload), payload)
+
+        def remaining(left: Unit) -> Unit | None:
+            payload = todo([index_of[id(episode)] for episode, _ in left.payload])
+            return unit(left.index, payload) if payload else None
+
         atoms = [i for i in range(len(episodes)) if todo([i])]
-        size = episodes_per_unit or pack_size(len(atoms), pool.describe()["workers"],
-                                              EPISODE_SECONDS.get(meta["spec"].partition(":")[0]))
-        units = []
-        for span in pack(len(atoms), size):
-            payload = todo([atoms[i] for i in span])
-            units.append(Unit(len(units), sum(len(m) for _, m in payload), payload))
+        size = self.episodes_per_unit or pack_size(len(atoms), workers,
+                                                   EPISODE_SECONDS.get(meta["spec"].partition(":")[0]))
+        units = [unit(n, todo([atoms[i] for i in span])) for n, span in enumerate(pack(len(atoms), size))]
+        return Plan(units, f"{meta['spec']} episode variants", len(episodes) * len(FRAMINGS), served=len(results),
+                    unit="variants", fields={"planner decisions": 0}, remaining=remaining)
 
-        def remaining(unit: Unit) -> Unit | None:
-            payload = todo([index_of[id(episode)] for episode, _ in unit.payload])
-            return Unit(unit.index, sum(len(m) for _, m in payload), payload) if payload else None
+    def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
+        self.decisions += chunk.counts.get("planner decisions", 0)
+        self.results.update((key, fields) for key, _, fields in chunk.entries)
+        return chunk.done, {"planner decisions": self.decisions}
 
-        decisions = 0
+    def finish(self, meta: dict[str, Any], pool: Any, persisted: dict[str, Any]) -> Path:
+        """Results -> records -> the run folder."""
+        from framebench.pipeline import finalize
+        from framebench.run_folder import RunInfo
+        from framebench.runinfo import file_sha256
 
-        def on_chunk(chunk: Any) -> None:
-            nonlocal decisions
-            decisions += chunk.counts.get("planner decisions", 0)
-            results.update((key, fields) for key, _, fields in chunk.entries)
-            reporter.advance(chunk.done, **{"planner decisions": decisions})
+        dataset_hash = file_sha256(self.episodes_file)
+        spec, settings = meta["spec"], meta["settings"]
+        run_id = embodied_run_id(spec, meta["fingerprint"], dataset_hash, settings, self.limit)
+        results = {iid: self.results[key] for ep_keys, _ in self.keyed for iid, key in ep_keys.items()}
+        rows = episode_rows(self.episodes, results, run_id, spec, meta["uses_cap"])
+        errors = sum(results[r["item_id"]].get("evaluation_error") is not None for r in rows)
+        identity = self.identity or run_identity(self.spec, self.episodes_file, replan_cap=self.replan_cap,
+                                                 partnr_compat=self.partnr_compat, limit=self.limit)
+        prompts = [p for _, framed in self.keyed for p in framed.items()]
+        finalize(self.out, rows, prompts, RunInfo(
+            run_id=run_id, model=spec, fingerprint=meta["fingerprint"], decoding=settings,
+            dataset_hash=dataset_hash, started=self.started, producer="embodied", simulator="symbolic",
+            extra={"suite": "embodied", "n_episodes": len(self.episodes), "n_variants": len(rows),
+                   "identity": identity, "evaluation": evaluation_mode(settings["partnr_compat"]),
+                   "evaluation_errors": errors,
+                   "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}),
+            pool, persisted)
+        return self.out
 
-        persisted = persist(pool, units, store, out, on_chunk, remaining)
-    return {iid: results[key] for ep_keys in keys for iid, key in ep_keys.items()}, [
-        p for _, framed in keyed for p in framed.items()], persisted
-
-
-def _finish(pool: Any, meta: dict[str, Any], episodes: list[dict[str, Any]], episodes_file: Path, out: Path,
-            results: dict[str, dict[str, Any]], prompts: list[tuple[str, str]], persisted: dict[str, Any],
-            started: str,
-            identity: dict[str, Any], limit: int | None) -> None:
-    from embodied.suite import episode_row
-    from framebench.pipeline import finalize
-    from framebench.run_folder import RunInfo
-    from framebench.runinfo import file_sha256
-
-    dataset_hash = file_sha256(episodes_file)
-    spec, settings = meta["spec"], meta["settings"]
-    run_id = embodied_run_id(spec, meta["fingerprint"], dataset_hash, settings, limit)
-    rows, errors = [], 0
-    for episode in episodes:
-        for bias, level in FRAMINGS:
-            iid = item_id(episode["episode_id"], bias, level)
-            fields = results[iid]
-            errors += fields.get("evaluation_error") is not None
-            rows.append(episode_row(
-                run_id=run_id, model=spec, episode_id=episode["episode_id"], item_id=iid,
-                bias=bias, level=level, constraint=episode["info"]["constraint_type"],
-                percent_complete=fields["percent_complete"], success=bool(fields["success"]),
-                sim_steps=fields["sim_steps"], output=fields["output"],
-                replans=fields["replans"] if meta["uses_cap"] else None))
-    finalize(out, rows, prompts, RunInfo(
-        run_id=run_id, model=spec, fingerprint=meta["fingerprint"], decoding=settings,
-        dataset_hash=dataset_hash, started=started, producer="embodied", simulator="symbolic",
-        extra={"suite": "embodied", "n_episodes": len(episodes), "n_variants": len(rows),
-               "identity": identity, "evaluation": evaluation_mode(meta["settings"]["partnr_compat"]),
-               "evaluation_errors": errors,
-               "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}), pool, persisted)
+    def close(self) -> None:
+        """Nothing to release."""

@@ -61,7 +61,14 @@ CORE_COLUMNS: dict[str, pa.DataType] = {
 TRAILING_COLUMNS: dict[str, pa.DataType] = {"answer_mode": pa.string(), "answer_probs": pa.string()}
 
 PARSES = ("ok", "unparsed", "refusal")
-ANSWER_MODES = ("generate", "constrained", "")
+
+
+def answer_mode_values() -> tuple[str, ...]:
+    """The ``answer_mode`` vocabulary: the registered answer modes, and "" (no text run)."""
+    from framebench.registry import answer_modes
+
+    return (*answer_modes(), "")
+
 
 # ``suite``, ``task`` and ``format`` take the values the registered suites declare; these
 # enumerated core columns are fixed here (a suite adds the enums of its own columns).
@@ -71,7 +78,6 @@ CORE_ENUMS: dict[str, tuple[str, ...]] = {
     "form": (*FORMS, ""),
     "variant": (*PHRASINGS, ""),  # the phrasing (Q1-Q3); the column keeps its first name
     "parse": PARSES,
-    "answer_mode": ANSWER_MODES,
 }
 
 # Defaults for columns a suite does not use, so producers only fill what they know.
@@ -149,7 +155,7 @@ def build_schema(suites: Mapping[str, tuple[Sequence[str], SuiteRecords]]) -> Re
     columns, defaults = dict(CORE_COLUMNS), dict(CORE_DEFAULTS)
     enums = {"suite": tuple(suites), "task": tuple(dict.fromkeys(t for tasks, _ in suites.values() for t in tasks)),
              "format": tuple(dict.fromkeys(f for _, decl in suites.values() for f in decl.formats)),
-             **CORE_ENUMS}
+             **CORE_ENUMS, "answer_mode": answer_mode_values()}
     for name, (_, decl) in sorted(suites.items(), key=lambda kv: kv[1][1].column_order):
         for column, (typ, default) in decl.columns.items():
             if column in columns or column in TRAILING_COLUMNS:
@@ -477,14 +483,17 @@ def _probs_problem(cell: str, mode: str, allowed: set[str]) -> str:
         return "holds a probability outside [0, 1]"
     if abs(sum(probs.values()) - 1.0) > 1e-4:
         return "probabilities do not sum to 1"
-    if mode != "constrained":
-        return "is set on a row whose answer_mode is not 'constrained'"
+    from framebench.registry import answer_modes
+
+    keeping = [m.name for m in answer_modes().values() if m.keeps_probs]
+    if mode not in keeping:
+        return f"is set on a row whose answer_mode is not {' or '.join(map(repr, keeping)) or 'one that keeps them'}"
     return ""
 
 
 def _validate_answer_probs(df: pd.DataFrame, source: str, schema: RecordsSchema) -> None:
     """``answer_probs``: "" or a JSON object of allowed answers (any declared answer set) ->
-    numbers in [0, 1] summing to 1 (within 1e-4); only on ``constrained`` rows."""
+    numbers in [0, 1] summing to 1 (within 1e-4); only on rows of an answer mode that keeps them."""
     allowed = {a for _, decl in schema.suites.values() for answers in decl.formats.values() for a in answers}
     cells = df["answer_probs"].fillna("").to_numpy(object)
     modes = df["answer_mode"].fillna("").to_numpy(object)
@@ -494,15 +503,23 @@ def _validate_answer_probs(df: pd.DataFrame, source: str, schema: RecordsSchema)
             raise RecordsError(f"{source}: row {row}: column 'answer_probs' {problem}")
 
 
-CONSTRAINED_SUFFIX = " [constrained]"
+def label_suffix(answer_mode: str) -> str:
+    """What a model's label adds for its rows in ``answer_mode``: " [NAME]" for a mode whose rows
+    are scored as a model of their own (``labelled``), else ""."""
+    from framebench.registry import answer_modes
+
+    mode = answer_modes().get(answer_mode)
+    return f" [{answer_mode}]" if mode is not None and mode.labelled else ""
 
 
 def model_label(model: str, answer_mode: str = "") -> str:
     """The one name a scored model goes by everywhere (console summaries, report.md/html/json,
-    ``framebench view``): the records' ``model``, plus " [constrained]" for constrained answers,
-    so a model's generate and constrained rows are never shown or scored as one (idempotent)."""
-    if answer_mode == "constrained" and not model.endswith(CONSTRAINED_SUFFIX):
-        return model + CONSTRAINED_SUFFIX
+    ``framebench view``): the records' ``model``, plus " [MODE]" for a labelled answer mode's rows,
+    so a model's generated and scored rows are never shown or scored as one
+    (idempotent)."""
+    suffix = label_suffix(answer_mode)
+    if suffix and not model.endswith(suffix):
+        return model + suffix
     return model
 
 
@@ -511,10 +528,14 @@ def label_answer_modes(df: pd.DataFrame) -> pd.DataFrame:
     reader that shows or scores models goes through here."""
     if "answer_mode" not in df.columns or df.empty:
         return df
-    relabel = ((df["answer_mode"].fillna("") == "constrained")
-               & ~df["model"].str.endswith(CONSTRAINED_SUFFIX)).to_numpy(bool)
-    if not relabel.any():  # the same test as model_label, on whole columns
+    modes = df["answer_mode"].fillna("")
+    relabel = np.zeros(len(df), dtype=bool)
+    suffixes = {m: label_suffix(m) for m in modes.unique()}
+    for mode, suffix in suffixes.items():
+        if suffix:  # the same test as model_label, on whole columns
+            relabel |= ((modes == mode) & ~df["model"].str.endswith(suffix)).to_numpy(bool)
+    if not relabel.any():
         return df
     df = df.copy()
-    df.loc[relabel, "model"] = df.loc[relabel, "model"] + CONSTRAINED_SUFFIX
+    df.loc[relabel, "model"] = df.loc[relabel, "model"] + modes[relabel].map(suffixes)
     return df

@@ -1,4 +1,5 @@
-"""The two registries: engines (model backends, planners, simulators) and suites.
+"""The registries: engines (model backends, planners, simulators), suites, answer modes, report
+parts and commands.
 
 Both are filled from Python entry points, so a package can add an engine or a suite without
 editing framebench::
@@ -197,7 +198,7 @@ def refresh() -> None:
     extra_report_parts.cache_clear()
     build_commands.cache_clear()
     command_groups.cache_clear()
-    answer_mode.cache_clear()
+    answer_modes.cache_clear()
 
 
 @cache
@@ -208,14 +209,41 @@ def build_commands() -> dict[str, Callable[..., Any]]:
 
 
 @cache
+def answer_modes() -> dict[str, Any]:
+    """Every registered answer mode (``framebench.answer_modes``) by name, in ``order``: how a
+    text job is answered (``--answer``; the records' ``answer_mode`` vocabulary). framebench's own
+    ``generate`` registers there as any third party's mode does; the interface a mode implements is
+    ``framebench.pipeline.text.AnswerMode``."""
+    table = _load_group(ANSWER_MODE_GROUP)
+    for name, mode in table.items():
+        if getattr(mode, "name", None) != name:
+            raise TypeError(f"entry point {ANSWER_MODE_GROUP}:{name} is not an answer mode named {name!r}")
+    return dict(sorted(table.items(), key=lambda kv: (getattr(kv[1], "order", 100), kv[0])))
+
+
+def answer_mode_names() -> list[str]:
+    """The registered answer modes' names, without importing any (for ``--help``)."""
+    return sorted({ep.name for ep in entry_points(group=ANSWER_MODE_GROUP)})
+
+
 def answer_mode(name: str) -> Any:
-    """An answer mode a suite package registers under ``framebench.answer_modes`` (``constrained``:
-    scored allowed answers; ``generate`` is the text runner's own); only that entry point is imported."""
-    found = sorted(entry_points(group=ANSWER_MODE_GROUP, name=name), key=lambda e: e.value)
-    if not found:
+    """The answer mode registered as ``name``; an unknown name is a user error listing the known."""
+    modes = answer_modes()
+    if name not in modes:
         raise UserError(f"no answer mode {name!r} is registered under {ANSWER_MODE_GROUP} "
-                        "(reinstall framebench: pip install -e .)")
-    return found[0].load()
+                        f"(--answer must be one of {', '.join(modes) or 'none'}; reinstall framebench: "
+                        "pip install -e .)")
+    return modes[name]
+
+
+def answer_mode_with(capability: str) -> Any:
+    """The first registered answer mode that answers through the engine capability ``capability``
+    (e.g. records imported from another tool's scored answers)."""
+    found = [m for m in answer_modes().values() if m.capability == capability]
+    if not found:
+        raise UserError(f"no answer mode that uses {CAPABILITY_WORDS.get(capability, capability)!r} is "
+                        f"registered under {ANSWER_MODE_GROUP}")
+    return found[0]
 
 
 @cache

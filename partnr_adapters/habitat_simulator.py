@@ -170,10 +170,10 @@ class HabitatWorker:
         import json
         import tempfile
 
-        from framebench.executors.base import Chunk
+        from framebench.executors import Chunk
         from partnr_adapters.ingest import MANIFEST_FILE
 
-        indices = unit.payload
+        indices = [index for index, _, _ in unit.payload]
         opts = dict(self.opts, indices=",".join(map(str, indices)), batch_size=len(indices))
         opts.pop("limit", None)
         scratch = Path(tempfile.mkdtemp(prefix="framebench-partnr-"))
@@ -194,9 +194,37 @@ class HabitatWorker:
                     chunk.info["manifest"] = json.loads(path.read_text(encoding="utf-8"))
                 elif not relative.startswith("hydra/"):
                     chunk.files[relative] = path.read_bytes()
+            chunk.entries = self.entries(unit.payload, chunk.files)
             yield chunk
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+    def entries(self, payload: list[tuple[int, str, str]], files: dict[str, bytes]) -> list[tuple[str, str, Any]]:
+        """A store entry per variant of the batch that left a stats file (one without is not
+        finished: a re-run runs it again)."""
+        found = []
+        for index, episode_id, key in payload:
+            content = files.get(stats_file(self.framed_name, episode_id))
+            if content is not None:
+                found.append((key, episode_id, {"index": index, "finished": stats_finished(content)}))
+        return found
+
+
+def stats_file(framed_name: str, episode_id: str) -> str:
+    """A variant's stats file, relative to the results folder (``driver.stats_dir``)."""
+    return f"{framed_name}/stats/{episode_id}.json"
+
+
+def stats_finished(content: bytes) -> bool:
+    """Whether a stats file records a finished episode (PARTNR's ``success``: it did not crash;
+    unreadable: a crash), as ``driver.pending_indices`` reads it."""
+    import json
+
+    try:
+        return bool(json.loads(content).get("success", False))
+    except (ValueError, AttributeError):
+        return False
 
 
 def merge_manifest(manifest: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
@@ -212,66 +240,111 @@ def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "loc
 
     The driver's batches (``batch_size`` variants) are pipeline units: here, one after the other,
     or on Ray hosts offering the ``habitat`` resource (``executor="ray"``), which need no view of
-    ``out``. Only batches with variants lacking a stats file in ``out/partnr-results`` run, so a
-    re-run resumes. Options: base_url, baseline, batch_size, partial_obs, replanning_threshold,
-    max_tokens, limit, retry_crashed, overrides (hydra), purposes (file), data_dir, image, gpus,
-    partnr_root. Returns the ingestion report (crashed/missing episodes are listed, never dropped).
+    ``out``. Each finished variant is stored in the run's result store (``HabitatRun``), so a
+    re-run runs only the variants the store lacks. Options: base_url, baseline, batch_size,
+    partial_obs, replanning_threshold, max_tokens, limit, retry_crashed, overrides (hydra),
+    purposes (file), data_dir, image, gpus, partnr_root. Returns the ingestion report
+    (crashed/missing episodes are listed, never dropped).
     """
-    import json
+    from framebench.pipeline.driver import drive
 
-    from framebench.console import ProgressReporter
-    from framebench.executors import make_executor
-    from framebench.executors.base import Recipe, Unit
-    from framebench.pipeline import persist, write_side_file
-    from partnr_adapters.in_container import pending_indices, read_episode_ids, stats_dir
-    from partnr_adapters.ingest import MANIFEST_FILE, ingest
+    front = HabitatRun(planner, Path(episodes), Path(out), executor, workers, opts)
+    return drive(front, executor=executor, ray_address=ray_address, workers=workers, progress=progress,
+                 local_resources={"habitat": workers or 1})
 
-    episodes, out = Path(episodes), Path(out)
-    if executor == "local":
-        launcher_here(opts)  # fail fast, before writing anything
-    check_planner(planner)
-    size = int(opts.get("batch_size") or 5)
-    if size < 1:
-        raise UserError("--batch-size must be at least 1")
-    out.mkdir(parents=True, exist_ok=True)
-    framed = framed_episode_file(episodes, out, opts.get("purposes"))
-    results = out / RESULTS_SUBDIR
-    ids = read_episode_ids(str(framed))
-    total = len(ids) if opts.get("limit") is None else min(len(ids), int(opts["limit"]))
-    todo = [i for i in pending_indices(ids, stats_dir(str(results), str(framed)), bool(opts.get("retry_crashed")))
-            if i < total]
-    units = [Unit(n, len(todo[i:i + size]), todo[i:i + size]) for n, i in enumerate(range(0, len(todo), size))]
-    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
-    recipe = Recipe(HabitatWorker, (planner, framed.name, framed.read_bytes(), opts), device="cpu",
-                    resources={"habitat": 1} if executor == "ray" else {}, env=env,
-                    label=f"{planner} on habitat hosts")
-    pool = make_executor(executor, ray_address, workers, local_resources={"habitat": workers or 1})
-    manifest_path = results / MANIFEST_FILE
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-    reporter = ProgressReporter(recipe.label, len(todo), enabled=progress and executor != "local", unit="variants")
 
-    def on_chunk(chunk: Any) -> None:
-        nonlocal manifest
+# The options that change a variant's result (part of its store key); the others say where and how
+# fast it runs (base_url, batch_size, data_dir, image, gpus, partnr_root, ...).
+KEYED_OPTIONS = ("baseline", "partial_obs", "replanning_threshold", "max_tokens", "overrides")
+
+
+class HabitatRun:
+    """The Habitat simulator's front end of the driver: variants of a framed episode file, units
+    of driver batches, PARTNR's outputs ingested as records."""
+
+    def __init__(self, planner: str, episodes: Path, out: Path, executor: str, workers: int | None,
+                 opts: dict[str, Any]):
+        self.planner, self.episodes, self.out, self.opts = planner, episodes, out, opts
+        self.executor, self.workers = executor, workers
+
+    def select(self) -> None:
+        from partnr_adapters.in_container import read_episode_ids
+
+        if self.executor == "local":
+            launcher_here(self.opts)  # fail fast, before writing anything
+        check_planner(self.planner)
+        self.size = int(self.opts.get("batch_size") or 5)
+        if self.size < 1:
+            raise UserError("--batch-size must be at least 1")
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.framed = framed_episode_file(self.episodes, self.out, self.opts.get("purposes"))
+        self.results = self.out / RESULTS_SUBDIR
+        self.ids = read_episode_ids(str(self.framed))
+        limit = self.opts.get("limit")
+        self.total = len(self.ids) if limit is None else min(len(self.ids), int(limit))
+        self.results.mkdir(parents=True, exist_ok=True)
+
+    def recipe(self) -> Any:
+        from framebench.executors import Recipe
+
+        env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+        return Recipe(HabitatWorker, (self.planner, self.framed.name, self.framed.read_bytes(), self.opts),
+                      device="cpu", resources={"habitat": 1} if self.executor == "ray" else {}, env=env,
+                      label=f"{self.planner} on habitat hosts")
+
+    def keys(self, fingerprint: str) -> list[str]:
+        """Each variant's store key: planner, variant id, its framed episode, the keyed options."""
+        from framebench.store import result_key
+        from partnr_adapters.framed_episodes import load_episode_file
+
+        settings = {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
+        framed = load_episode_file(self.framed)["episodes"]
+        return [result_key(fingerprint, str(ep["episode_id"]), ep, settings) for ep in framed[:self.total]]
+
+    def plan(self, meta: dict[str, Any], store: Any, workers: int) -> Any:
+        """Serve the store (adopting the stats files of a folder written before the store held
+        them), plan the rest as driver batches."""
+        import json
+
+        from framebench.executors import Unit
+        from framebench.pipeline.driver import Plan
+        from partnr_adapters.ingest import MANIFEST_FILE
+
+        keys, ids = self.keys(meta["spec"]), self.ids
+        found = store.get_many(keys)
+        on_disk = {i: self.results / stats_file(self.framed.name, ids[i]) for i in range(self.total)}
+        adopted = [(keys[i], ids[i], {"index": i, "finished": stats_finished(on_disk[i].read_bytes())})
+                   for i in range(self.total) if keys[i] not in found and on_disk[i].is_file()]
+        store.put_many(adopted)
+        found.update((k, v) for k, _, v in adopted)
+        retry = bool(self.opts.get("retry_crashed"))
+        # stored and its stats file there (a driver killed between the two runs it again), not a
+        # crash to retry (the stats file on disk is the latest attempt's)
+        todo = [i for i in range(self.total) if keys[i] not in found or not on_disk[i].is_file()
+                or (retry and not stats_finished(on_disk[i].read_bytes()))]
+        batches = [todo[i:i + self.size] for i in range(0, len(todo), self.size)]
+        units = [Unit(n, len(b), [(i, ids[i], keys[i]) for i in b]) for n, b in enumerate(batches)]
+        manifest_path = self.results / MANIFEST_FILE
+        self.manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+        return Plan(units, f"{self.planner} on habitat hosts", len(todo), unit="variants", files=self.results,
+                    progress=self.executor != "local")
+
+    def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
+        from framebench.pipeline import write_side_file
+        from partnr_adapters.ingest import MANIFEST_FILE
+
         if "manifest" in chunk.info:
-            manifest = merge_manifest(manifest, chunk.info["manifest"])
-            write_side_file(results, MANIFEST_FILE, manifest)
-        reporter.advance(chunk.done)
+            self.manifest = merge_manifest(self.manifest, chunk.info["manifest"])
+            write_side_file(self.results, MANIFEST_FILE, self.manifest)
+        return chunk.done, {}
 
-    results.mkdir(parents=True, exist_ok=True)
-    try:
-        pool.start(recipe)
-        with reporter:
-            persist(pool, units, _NoStore(), results, on_chunk)
-    finally:
-        pool.close()
-    report = ingest(results, framed, out, model=planner)
-    for line in report.lines():  # crashed / missing episodes are reported, never silently dropped
-        print(line)
-    return report
+    def finish(self, meta: dict[str, Any], pool: Any, persisted: dict[str, Any]) -> Any:
+        from partnr_adapters.ingest import ingest
 
+        report = ingest(self.results, self.framed, self.out, model=self.planner)
+        for line in report.lines():  # crashed / missing episodes are reported, never silently dropped
+            print(line)
+        return report
 
-class _NoStore:
-    """PARTNR batches return files only: their stats files are the run's resumable state."""
-
-    def put_many(self, entries: Any) -> None:
-        raise RuntimeError("PARTNR batches store no results")
+    def close(self) -> None:
+        """Nothing to release."""

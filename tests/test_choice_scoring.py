@@ -7,12 +7,8 @@ import math
 
 import pytest
 
-from framebench.backends.choice_scoring import (
-    continuation_logprobs,
-    continuation_logprobs_naive,
-    drop_extended,
-)
-from framebench.backends.constrained import normalise, pick, surface_forms
+from framebench.backends.choice_scoring import continuation_logprobs, continuation_logprobs_naive
+from framebench.backends.constrained import drop_extended, normalise, pick, surface_forms
 from framebench.backends.prefix_groups import group_by_shared_prefix
 
 

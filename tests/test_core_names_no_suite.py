@@ -55,3 +55,24 @@ def test_the_check_finds_a_literal(tmp_path):
     (tmp_path / "scoring" / "probe.py").write_text(
         '"""About omit."""\n\ndef f(row):\n    """For omit rows."""\n    return row["suite"] == "omit"\n')
     assert offenders(tmp_path, {"omit"}) == ["framebench/scoring/probe.py:5: 'omit'"]
+
+
+def plugin_answer_modes() -> set[str]:
+    """The registered answer modes that live outside the core (the core's own ``generate`` is
+    named only where it is defined, ``framebench.pipeline.text``)."""
+    return {name for name, mode in registry.answer_modes().items()
+            if type(mode).__module__.partition(".")[0] != "framebench"}
+
+
+def test_the_core_names_no_answer_mode():
+    words = plugin_answer_modes()
+    assert "constrained" in words and "generate" not in words
+    assert offenders(CORE, words) == []
+
+
+def test_the_check_finds_an_answer_mode_literal(tmp_path):
+    """It can fail: a core module branching on an answer mode's name is caught."""
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline" / "probe.py").write_text(
+        'def f(job):\n    """Constrained jobs keep probabilities."""\n    return job.answer_mode == "constrained"\n')
+    assert offenders(tmp_path, plugin_answer_modes()) == ["framebench/pipeline/probe.py:3: 'constrained'"]

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-BLOCK = re.compile(r"```(?:python|ini)\n# (tests/plugins/\S+)\n(.*?)```", re.DOTALL)
+BLOCK = re.compile(r"```(?:python|ini)\n# (tests/plugins[\w]*/\S+)\n(.*?)```", re.DOTALL)
 
 
 def test_every_example_is_the_plugin_file():

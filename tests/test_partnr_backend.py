@@ -116,3 +116,37 @@ def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path
     assert df.success.sum() == 1 and set(df.model) == {"openai:m"}
     assert Path(tmp_path / "run" / "partnr-results" / "framebench-run.json").is_file()
     assert "7 episode variants: 7 finished, 0 crashed or missing" in capfd.readouterr().out
+
+
+def test_run_habitat_stores_each_variant_once_and_resumes_from_the_store(monkeypatch, tmp_path, capfd):
+    """Driver batches go through the run's result store: a re-run runs no batch, and a folder
+    whose stats files predate the store (written before batches were stored) is adopted."""
+    from framebench.store import ResultStore
+
+    fake = fake_habitat_llm(tmp_path)
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = tmp_path / "run"
+    first = run_habitat("openai:m", episodes_file(tmp_path), out, base_url="http://127.0.0.1:1/v1", batch_size=3)
+    with ResultStore(out) as store:
+        stored = list(store.items())
+    assert len(stored) == 7 and len({k for k, _, _ in stored}) == 7  # each variant once
+    assert sorted(v["index"] for _, _, v in stored) == list(range(7))
+    assert all(v["finished"] for _, _, v in stored)  # as the stats files say: 7 finished, 0 crashed
+    ran = []
+    monkeypatch.setattr(habitat_simulator.subprocess, "call", lambda *a, **k: ran.append(a) or 1)
+    again = run_habitat("openai:m", episodes_file(tmp_path), out, base_url="http://127.0.0.1:1/v1", batch_size=3)
+    assert ran == [] and again.rows == first.rows == 7
+    (out / "store.sqlite").unlink()
+    for extra in out.glob("store.sqlite-*"):
+        extra.unlink()
+    adopted = run_habitat("openai:m", episodes_file(tmp_path), out, base_url="http://127.0.0.1:1/v1", batch_size=3)
+    assert ran == [] and adopted.rows == 7
+    with ResultStore(out) as store:
+        assert len(store) == 7
+    stats = next((out / "partnr-results").rglob("stats"))
+    next(stats.glob("*.json")).unlink()  # a variant without its stats file runs again
+    with pytest.raises(UserError, match="exited with status 1"):
+        run_habitat("openai:m", episodes_file(tmp_path), out, base_url="http://127.0.0.1:1/v1", batch_size=3)
+    assert len(ran) == 1

@@ -14,10 +14,12 @@ scoring version, so a constrained and a generated answer are never served for ea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from framebench.backends.base import require
+from framebench.pipeline.text import GENERATE, TextPayload, generation_key, pack_calls
 from framebench.registry import require_capability, suite
 from framebench.suite import Job
 
@@ -33,6 +35,22 @@ def job_choices(job: Job) -> tuple[str, ...]:
 
 def needs_reasoning(job: Job) -> bool:
     return suite(job.item["suite"]).reasons_first(job)
+
+
+def keeps_probs(job: Job) -> bool:
+    """Whether the job's answer mode answers by probabilities (``constrained``, or any registered
+    mode that keeps them): its answer is then the most probable allowed one."""
+    from framebench.registry import answer_mode
+
+    return answer_mode(job.answer_mode).keeps_probs
+
+
+def probs_answer(probs: dict[str, float] | None) -> tuple[str, str]:
+    """(answer, parse) of a job answered by probabilities: the most probable allowed answer;
+    ``unparsed`` when the engine gave no probabilities."""
+    from framebench.backends.constrained import pick
+
+    return (pick(probs), "ok") if probs else ("", "unparsed")
 
 
 NEEDED_BY = "--answer constrained"
@@ -101,11 +119,29 @@ def score_jobs(backend: Any, jobs: list[Any], store: Any, reasoning_key: Callabl
         on_done(call)
 
 
-class ConstrainedAnswers:
-    """The ``constrained`` answer mode (registered under ``framebench.answer_modes``): what the
-    text pipeline asks of it, over the functions above."""
+class _Sink:
+    """The result store as a worker's scoring code sees it: what the driver shipped with the
+    unit, and every ``put_many`` handed on as a chunk."""
 
-    name = "constrained"
+    def __init__(self, known: Mapping[str, Any], emit: Callable[[list], None]):
+        self.known, self.emit = dict(known), emit
+
+    def get_many(self, keys) -> dict[str, Any]:
+        return {k: self.known[k] for k in keys if k in self.known}
+
+    def put_many(self, entries) -> None:
+        entries = list(entries)
+        self.known.update((k, v) for k, _, v in entries)
+        self.emit(entries)
+
+
+class ConstrainedAnswers:
+    """The ``constrained`` answer mode (registered under ``framebench.answer_modes``; the
+    interface is ``framebench.pipeline.text.AnswerMode``), over the functions above."""
+
+    name, order, capability = "constrained", 10, "score_answers"
+    in_identity = reads_reasoning = keeps_probs = labelled = True
+    description = "constrained: the most probable allowed answer (probabilities kept)"
 
     def check_engine(self, spec: str) -> None:
         """Before any data is read or model loaded: the engine declares it scores answers."""
@@ -122,6 +158,51 @@ class ConstrainedAnswers:
         comes back from the suite)."""
         job.output = stored["output"]
         job.probs = {a: stored["probs"][a] for a in job_choices(job) if a in stored["probs"]}
+
+    def apply(self, job: Job, value: Mapping[str, Any]) -> None:
+        """A result a worker just returned (the backend's own answer order kept)."""
+        job.output = value["output"]
+        job.probs = dict(value["probs"])
+
+    def has_result(self, job: Job) -> bool:
+        return job.probs is not None
+
+    def calls(self, jobs: list[Job], size: int) -> list[list[Job]]:
+        """Whole contexts, every decoding together (reasoning first)."""
+        return pack_calls(jobs, size)
+
+    def known_keys(self, fingerprint: str, jobs: list[Job]) -> list[str]:
+        """The reasoning a unit may find already stored (here or in ``--reasoning-from`` runs)."""
+        return [generation_key(fingerprint, j) for j in jobs]
+
+    def work(self, worker: Any, payload: Any, emit: Callable[[Any], None]) -> None:
+        """Reasoning first where the suite asks for it (stored under its generation key, shared
+        with ``--answer generate``), then the scored answers."""
+        pending: list[list] = []
+        sink = _Sink(payload.known, pending.append)
+
+        def reasoning_key(job: Job) -> str:
+            return generation_key(worker.fingerprint, job)
+
+        def generate(jobs: list[Job]) -> None:
+            copies = [replace(j, key=reasoning_key(j), output=None, answer_mode=GENERATE.name) for j in jobs]
+            stored: dict[str, str] = {}
+
+            def keep(chunk: Any) -> None:
+                entries, _ = chunk
+                stored.update((k, v["output"]) for k, _, v in entries)
+                emit((entries, 0))  # reasoning: stored, but no record is finished yet
+
+            worker.generate(TextPayload(copies), keep, records=False)
+            for job, copy in zip(jobs, copies, strict=True):
+                job.output = stored[copy.key]
+
+        def on_done(call: list[Job]) -> None:
+            entries = [e for batch in pending for e in batch]
+            pending.clear()
+            emit((entries, len(call)))
+
+        self.score(worker.backend, payload.jobs, sink, reasoning_key, generate, on_done)
 
     def score(self, backend: Any, jobs: list[Any], store: Any, reasoning_key: Callable[[Any], str],
               generate: Callable[[list[Any]], None], on_done: Callable[[list[Any]], None]) -> None:

@@ -22,14 +22,6 @@ from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS, NEUTRAL
 TEXT_FORMATS = ("binary", "mc")
 
 
-def constrained_answer(probs: dict[str, float] | None) -> tuple[str, str]:
-    """(answer, parse) of a constrained job: the most probable allowed answer; ``unparsed`` when
-    the engine gave no probabilities."""
-    from framebench.backends.constrained import pick
-
-    return (pick(probs), "ok") if probs else ("", "unparsed")
-
-
 def answer_columns(job: Job) -> dict[str, Any]:
     """The records' ``answer_mode`` and ``answer_probs`` cells of a job."""
     return {"answer_mode": job.answer_mode, "answer_probs": rec.encode_answer_probs(job.probs)}
@@ -97,11 +89,12 @@ class FramingQASuite(Suite):
         return jobs
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
+        from text_eval.constrained import keeps_probs, probs_answer
         from text_eval.parsing import parse_answer
 
         item, output = job.item, job.output or ""
-        if job.answer_mode == "constrained":
-            answer, parse = constrained_answer(job.probs)
+        if keeps_probs(job):
+            answer, parse = probs_answer(job.probs)
         else:
             parsed = parse_answer(output, item["format"], item["options"] or None)
             answer, parse = parsed.answer, parsed.parse
@@ -207,11 +200,12 @@ class OmitSuite(Suite):
                 for item in items for cond in conditions]
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
+        from text_eval.constrained import keeps_probs, probs_answer
         from text_eval.omit.conditions import parse_omit_answer
 
         item, output = job.item, job.output or ""
-        if job.answer_mode == "constrained":
-            answer, parse = constrained_answer(job.probs)
+        if keeps_probs(job):
+            answer, parse = probs_answer(job.probs)
         else:
             answer, parse = parse_omit_answer(output, job.condition)
         return rec.make_row(

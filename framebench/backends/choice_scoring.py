@@ -155,13 +155,6 @@ def continuation_logprobs_naive(model: Any, prompts: list[list[int]],
     return out
 
 
-def drop_extended(seqs: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    """Distinct token sequences, without any that extends another one in the list (its event is
-    already counted in the shorter one), in first-seen order."""
-    unique = list(dict.fromkeys(seqs))
-    return [s for s in unique if not any(o != s and s[:len(o)] == o for o in unique)]
-
-
 def continuation_logprobs_incremental(model: Any, prompt: list[int], continuations: list[list[int]],
                                       state: dict[str, Any], *,
                                       max_packed_tokens: int = MAX_PACKED_TOKENS) -> list[float]:

@@ -29,10 +29,15 @@ def surface_forms(answer: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+def drop_extended(seqs: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Distinct token sequences, without any that extends another one in the list (its event is
+    already counted in the shorter one), in first-seen order."""
+    unique = list(dict.fromkeys(seqs))
+    return [s for s in unique if not any(o != s and s[:len(o)] == o for o in unique)]
+
+
 def form_token_ids(tokenizer, answer: str) -> list[tuple[int, ...]]:
     """The distinct token sequences of ``answer``'s surface forms (extensions of another dropped)."""
-    from framebench.backends.choice_scoring import drop_extended
-
     seqs = []
     for form in surface_forms(answer):
         ids = tuple(tokenizer(form, add_special_tokens=False)["input_ids"])

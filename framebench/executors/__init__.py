@@ -17,6 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from framebench.errors import UserError
+from framebench.executors.base import Chunk, Entry, Executor, Recipe, Unit, Worker, streamed
+
+# What a front end's workers and planning use (public API): units in, chunks out, recipes that
+# build workers anywhere, and ``streamed`` (a worker's callback-reported results as a generator).
+__all__ = ["EXECUTORS", "Chunk", "Entry", "Executor", "Recipe", "Unit", "Worker", "check_executor",
+           "make_executor", "streamed"]
 
 EXECUTORS = ("local", "ray")
 

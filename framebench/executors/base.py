@@ -10,6 +10,8 @@ run folder: an executor never sees a path of the run, the data or the checkout.
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -124,3 +126,30 @@ def timed(chunks: Iterator[Chunk], setup_seconds: float = 0.0) -> Iterator[Chunk
         chunk.seconds, chunk.setup_seconds = now - last + setup_seconds, setup_seconds
         last, setup_seconds = now, 0.0
         yield chunk
+
+
+_END = object()
+
+
+def streamed(work: Callable[[Callable[[Any], None]], None]) -> Iterator[Any]:
+    """What ``work(emit)`` emits, yielded as it is emitted: ``work`` runs in a thread, so a
+    backend that reports its batches through a callback (``on_batch``) streams them, one chunk
+    per batch. An exception in ``work`` is raised here, after what it emitted before."""
+    box: queue.Queue = queue.Queue()
+
+    def target() -> None:
+        try:
+            work(box.put)
+        except BaseException as exc:  # handed to the consumer, re-raised there
+            box.put((_END, exc))
+        else:
+            box.put((_END, None))
+
+    threading.Thread(target=target, daemon=True, name="framebench-unit").start()
+    while True:
+        value = box.get()
+        if isinstance(value, tuple) and len(value) == 2 and value[0] is _END:
+            if value[1] is not None:
+                raise value[1]
+            return
+        yield value

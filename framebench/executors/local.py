@@ -2,40 +2,13 @@
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, timed
+from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, streamed, timed
 
-_END = object()
-
-
-def streamed(work: Callable[[Callable[[Any], None]], None]) -> Iterator[Any]:
-    """What ``work(emit)`` emits, yielded as it is emitted: ``work`` runs in a thread, so a
-    backend that reports its batches through a callback (``on_batch``) streams them, one chunk
-    per batch. An exception in ``work`` is raised here, after what it emitted before."""
-    box: queue.Queue = queue.Queue()
-
-    def target() -> None:
-        try:
-            work(box.put)
-        except BaseException as exc:  # handed to the consumer, re-raised there
-            box.put((_END, exc))
-        else:
-            box.put((_END, None))
-
-    threading.Thread(target=target, daemon=True, name="framebench-unit").start()
-    while True:
-        value = box.get()
-        if isinstance(value, tuple) and len(value) == 2 and value[0] is _END:
-            if value[1] is not None:
-                raise value[1]
-            return
-        yield value
-
+__all__ = ["LocalExecutor", "streamed"]  # ``streamed``: kept here for older imports
 
 class LocalExecutor:
     """Builds the recipe's worker here and runs every unit on it, in order."""

@@ -159,7 +159,7 @@ def sample_job(sample: Sample, doc: Mapping[str, Any]) -> Any:
     if sample.task.endswith(GEN):
         job.output = generated_text(sample)
     else:
-        job.answer_mode = "constrained"
+        job.answer_mode = scored_mode()
         job.output = ""
         job.probs = choice_probs(doc["form_answers"], doc["choices"], loglikelihoods(sample, len(doc["forms"])))
     return job
@@ -236,5 +236,20 @@ def import_lm_eval(output_dir: Path, data: Path, out: Path) -> str:
     rows = [make_record(j, info.run_id, info.model) for j in jobs]
     prompts = {j.record_id: (j.record_id, j.prompt, j.chat) for j in reversed(jobs)}  # one per item
     finalize(out, rows, reversed(prompts.values()), info)
-    kinds = {mode: sum(j.answer_mode == mode for j in jobs) for mode in ("generate", "constrained")}
-    return f"{len(rows)} records ({kinds['generate']} generated, {kinds['constrained']} constrained) from {len(tasks)} tasks"
+    kinds = {mode: sum(j.answer_mode == mode for j in jobs) for mode in (generated_mode(), scored_mode())}
+    counts = ", ".join(f"{n} {'generated' if mode == generated_mode() else mode}" for mode, n in kinds.items())
+    return f"{len(rows)} records ({counts}) from {len(tasks)} tasks"
+
+
+def generated_mode() -> str:
+    """The answer mode of lm-eval's generated samples: the one that generates text."""
+    from framebench.registry import answer_mode_with
+
+    return answer_mode_with("generate").name
+
+
+def scored_mode() -> str:
+    """The answer mode of lm-eval's log-likelihood samples: the one that scores allowed answers."""
+    from framebench.registry import answer_mode_with
+
+    return answer_mode_with("score_answers").name

@@ -255,8 +255,10 @@ def choice_probs(forms_of_answer: Sequence[str], choices: Sequence[str],
 def choice_metrics(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     """A ``multiple_choice`` sample (one (log-likelihood, is_greedy) per form) scored as
     framebench scores a constrained record."""
+    from framebench.registry import answer_mode_with
+
     job = doc_job(doc)
-    job.answer_mode = "constrained"
+    job.answer_mode = answer_mode_with("score_answers").name
     job.probs = choice_probs(doc["form_answers"], doc["choices"], [float(r[0]) for r in results])
     return job_metrics(job)
 

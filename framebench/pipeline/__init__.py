@@ -1,9 +1,9 @@
 """The run pipeline, one for every run and every executor: select -> plan units -> execute ->
-persist -> finalize.
+persist -> finalize, driven by one function, :func:`framebench.pipeline.driver.drive`.
 
-A producer (the text runner ``framebench.pipeline.text``, the embodied runner, PARTNR batches)
-selects its work, keys it with the model's fingerprint (which the executor's first worker
-reports), serves what the run's result store already holds, and plans the rest as units. The
+A front end (the text run ``framebench.pipeline.text``, the symbolic simulator, the Habitat
+simulator) selects its work, keys it with the model's fingerprint (which the executor's first
+worker reports), serves what the run's result store already holds, and plans the rest as units. The
 executor (``framebench.executors``: local or Ray) runs them and yields result chunks as they
 finish; :func:`persist` stores every chunk the moment it arrives (and writes its side files), so a
 killed worker loses only what it had not returned and a killed driver resumes from its own store.
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from framebench.errors import UserError
 from framebench.executors.base import Chunk, Executor, Unit
+from framebench.pipeline.driver import FrontEnd, Plan, drive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from framebench.run_folder import RunInfo
     from framebench.store import ResultStore
 
-__all__ = ["Chunk", "Executor", "Unit", "finalize", "persist", "write_side_file"]
+__all__ = ["Chunk", "Executor", "FrontEnd", "Plan", "Unit", "drive", "finalize", "persist", "write_side_file"]
 
 
 def write_side_file(out: Path, relative: str, content: Any) -> Path:

@@ -15,36 +15,41 @@ A unit carries its rendered jobs, so a worker needs neither the data folder nor 
 selection (tasks, formats, limit, conditions) and the decoding settings, so a resumed run and an
 uninterrupted run with the same arguments write identical records.
 
-``answer="constrained"`` replaces free generation by scored answers (the ``constrained`` answer
-mode a suite package registers under ``framebench.answer_modes``): each job's allowed answers get a
-probability, the record keeps them and the most probable one.
+How a job is answered is an answer mode (``--answer``), found in the registry
+(``framebench.answer_modes``; the interface: :class:`AnswerMode`). This module's own ``generate``
+(free text, strictly parsed) registers there the way any package's mode does; the core names no
+other mode. The run itself is a front end of the one driver (``framebench.pipeline.driver``):
+:class:`TextRun` supplies the selection, the workers, the units and the records.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from framebench import records as rec
 from framebench.backends import Backend, Decoding
-from framebench.console import ProgressReporter, warn
+from framebench.console import warn
 from framebench.errors import UserError
-from framebench.executors.base import Chunk, Recipe, Unit
+from framebench.executors import Chunk, Recipe, Unit, streamed
 from framebench.items import ITEMS_FILE, read_items
-from framebench.registry import answer_mode, engine_for, suite
+from framebench.registry import answer_mode, answer_modes, engine_for, require_capability, suite
 from framebench.run_folder import PROMPTS_FILE, RunInfo, RunSummary, run_id_for
 from framebench.runinfo import file_sha256, now_iso
 from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
 from framebench.suite import Job, TextOptions
 
-__all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "build_jobs", "run_text", "select_items"]
+if TYPE_CHECKING:
+    from framebench.pipeline.driver import Plan
+
+__all__ = ["CALL_SIZE", "GENERATE", "AnswerMode", "Job", "PROMPTS_FILE", "RunSummary", "TextRun", "build_jobs",
+           "run_text", "select_items"]
 
 CALL_SIZE = 256
 T = TypeVar("T")
-ANSWER_MODES = ("generate", "constrained")
 
 
 def split_list(values: Sequence[str] | str | None) -> list[str]:
@@ -76,7 +81,7 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
 
 
 def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path,
-               answer: str = "generate") -> list[Job]:
+               answer: str = "generate") -> list[Job]:  # the default mode: this module's own
     """Each item's jobs from its registered suite (FramingQA: one per item; OMIT: one per
     condition), in items order, each answered the ``answer`` way."""
     options = TextOptions(conditions=tuple(conditions))
@@ -95,35 +100,46 @@ def _is_failure(job: Job) -> bool:
 
 
 def generation_key(fingerprint: str, job: Job) -> str:
-    """The store key of a job's generated text (also the reasoning a constrained job reads)."""
+    """The store key of a job's generated text (also the reasoning a mode that reasons first reads)."""
     return result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
 
 
+class AnswerMode(Protocol):
+    """How a text job is answered (``--answer NAME``), registered under ``framebench.answer_modes``.
+
+    The text run asks a mode for the store key of a result (``key_settings``: besides model, record
+    and prompt; two modes never share a key), to fill a job from a stored or a returned result, and
+    to plan and do a unit's work on a worker (``work``: the worker's loaded ``backend``, its
+    ``fingerprint`` and ``generate``; ``emit((entries, records finished))`` per stored batch)."""
+
+    name: str
+    order: int  # place in ``--answer`` choices and listings
+    capability: str  # the engine capability it needs (``framebench.registry.CAPABILITIES``)
+    in_identity: bool  # named in the run's selection (``generate``: not, so its run ids stay)
+    reads_reasoning: bool  # ``--reasoning-from`` applies: it reads reasoning generated earlier
+    keeps_probs: bool  # its records hold ``answer_probs``
+    labelled: bool  # a model's rows in this mode are scored as a model of their own ("m [name]")
+    description: str  # how the answers were obtained, in words (report provenance)
+
+    def check(self, backend: Backend) -> None: ...
+    def key_settings(self, job: Job) -> dict[str, Any]: ...
+    def restore(self, job: Job, stored: Mapping[str, Any]) -> None: ...
+    def apply(self, job: Job, value: Mapping[str, Any]) -> None: ...
+    def has_result(self, job: Job) -> bool: ...
+    def calls(self, jobs: list[Job], size: int) -> list[list[Job]]: ...
+    def known_keys(self, fingerprint: str, jobs: list[Job]) -> list[str]: ...
+    def work(self, worker: TextWorker, payload: TextPayload, emit: Callable[[Any], None]) -> None: ...
+
+
+def check_engine(mode: AnswerMode, spec: str) -> None:
+    """Before any data is read or model loaded: the engine ``spec`` names can answer this way."""
+    require_capability(spec, mode.capability, f"--answer {mode.name}")
+
+
 def job_key(fingerprint: str, job: Job) -> str:
-    """The result-store key: model, record, prompt and how it is answered (a constrained and a
-    generated answer are never served for each other)."""
-    if job.answer_mode == "constrained":
-        return result_key(fingerprint, job.record_id, job.chat, answer_mode("constrained").key_settings(job))
-    return generation_key(fingerprint, job)
-
-
-def restore_result(job: Job, stored: Mapping[str, Any]) -> None:
-    """Fill a job from its stored result."""
-    if job.answer_mode == "constrained":
-        answer_mode("constrained").restore(job, stored)
-    else:
-        job.output = stored["output"]
-
-
-def apply_result(job: Job, value: Mapping[str, Any]) -> None:
-    """Fill a job from a result a worker just returned (the backend's own answer order kept)."""
-    job.output = value["output"]
-    if job.answer_mode == "constrained":
-        job.probs = dict(value["probs"])
-
-
-def is_done(job: Job) -> bool:
-    return (job.probs if job.answer_mode == "constrained" else job.output) is not None
+    """The result-store key: model, record, prompt and how it is answered (results of two answer
+    modes are never served for each other)."""
+    return result_key(fingerprint, job.record_id, job.chat, answer_mode(job.answer_mode).key_settings(job))
 
 
 def pack_calls(jobs: list[T], size: int | None = None,
@@ -153,27 +169,11 @@ def generation_calls(jobs: list[Job], size: int | None) -> list[list[Job]]:
 
 @dataclass
 class TextPayload:
-    """What a worker needs of a text unit: its jobs (keyed, rendered) and, for constrained
-    answers, the reasoning the driver already holds (generation key -> stored value)."""
+    """What a worker needs of a text unit: its jobs (keyed, rendered) and the stored results its
+    answer mode asked for (``known_keys``: e.g. reasoning the driver already holds)."""
 
     jobs: list[Job]
     known: dict[str, Any] = field(default_factory=dict)
-
-
-class _Sink:
-    """The result store as a worker's scoring code sees it: what the driver shipped with the
-    unit, and every ``put_many`` handed on as a chunk."""
-
-    def __init__(self, known: Mapping[str, Any], emit: Callable[[list], None]):
-        self.known, self.emit = dict(known), emit
-
-    def get_many(self, keys) -> dict[str, Any]:
-        return {k: self.known[k] for k in keys if k in self.known}
-
-    def put_many(self, entries) -> None:
-        entries = list(entries)
-        self.known.update((k, v) for k, _, v in entries)
-        self.emit(entries)
 
 
 class TextWorker:
@@ -189,8 +189,7 @@ class TextWorker:
             from framebench.backends import load_backend
 
             self.backend = load_backend(self.model, **self.options)
-        if self.answer == "constrained":
-            answer_mode("constrained").check(self.backend)
+        answer_mode(self.answer).check(self.backend)
         self.fingerprint = self.backend.fingerprint()
         return {"spec": self.backend.spec, "fingerprint": self.fingerprint, "info": self.backend.info(),
                 "call_size": self.call_size()}
@@ -204,15 +203,14 @@ class TextWorker:
         return size
 
     def run(self, unit: Unit):
-        from framebench.executors.local import streamed
-
         payload: TextPayload = unit.payload
-        work = self._score if self.answer == "constrained" else self._generate
-        for entries, done in streamed(lambda emit: work(payload, emit)):
+        mode = answer_mode(self.answer)
+        for entries, done in streamed(lambda emit: mode.work(self, payload, emit)):
             yield Chunk(unit.index, entries, done)
 
-    def _generate(self, payload: TextPayload, emit: Callable[[Any], None], records: bool = True) -> None:
-        """One backend call per decoding (a unit is one call); each batch emitted as it returns."""
+    def generate(self, payload: TextPayload, emit: Callable[[Any], None], records: bool = True) -> None:
+        """One backend call per decoding (a unit is one call); each batch emitted as it returns
+        (``records=False``: stored, but it finishes no record, e.g. reasoning)."""
         for call in generation_calls(payload.jobs, len(payload.jobs)):
             done: set[int] = set()
 
@@ -229,34 +227,41 @@ class TextWorker:
             if missing:
                 on_batch(missing, [outputs[i] for i in missing])
 
-    def _score(self, payload: TextPayload, emit: Callable[[Any], None]) -> None:
-        """Constrained answers: reasoning first where the suite asks for it (stored under its
-        generation key, shared with ``--answer generate``), then the scored answers."""
-        pending: list[list] = []
-        sink = _Sink(payload.known, pending.append)
 
-        def reasoning_key(job: Job) -> str:
-            return generation_key(self.fingerprint, job)
+class GenerateAnswers:
+    """The ``generate`` answer mode: free text, strictly parsed (registered under
+    ``framebench.answer_modes`` like any other mode)."""
 
-        def generate(jobs: list[Job]) -> None:
-            copies = [replace(j, key=reasoning_key(j), output=None, answer_mode="generate") for j in jobs]
-            stored: dict[str, str] = {}
+    name, order, capability = "generate", 0, "generate"
+    in_identity = reads_reasoning = keeps_probs = labelled = False
+    description = "greedy generation, answer parsed strictly (unparsed = wrong)"
 
-            def keep(chunk: Any) -> None:
-                entries, _ = chunk
-                stored.update((k, v["output"]) for k, _, v in entries)
-                emit((entries, 0))  # reasoning: stored, but no record is finished yet
+    def check(self, backend: Backend) -> None:
+        """Every backend generates."""
 
-            self._generate(TextPayload(copies), keep, records=False)
-            for job, copy in zip(jobs, copies, strict=True):
-                job.output = stored[copy.key]
+    def key_settings(self, job: Job) -> dict[str, Any]:
+        return job.decoding.as_dict()
 
-        def on_done(call: list[Job]) -> None:
-            entries = [e for batch in pending for e in batch]
-            pending.clear()
-            emit((entries, len(call)))
+    def restore(self, job: Job, stored: Mapping[str, Any]) -> None:
+        job.output = stored["output"]
 
-        answer_mode("constrained").score(self.backend, payload.jobs, sink, reasoning_key, generate, on_done)
+    def apply(self, job: Job, value: Mapping[str, Any]) -> None:
+        job.output = value["output"]
+
+    def has_result(self, job: Job) -> bool:
+        return job.output is not None
+
+    def calls(self, jobs: list[Job], size: int) -> list[list[Job]]:
+        return generation_calls(jobs, size)
+
+    def known_keys(self, fingerprint: str, jobs: list[Job]) -> list[str]:
+        return []
+
+    def work(self, worker: TextWorker, payload: TextPayload, emit: Callable[[Any], None]) -> None:
+        worker.generate(payload, emit)
+
+
+GENERATE = GenerateAnswers()
 
 
 def model_options(model: str | None, model_args: Mapping[str, Any] | None = None,
@@ -317,130 +322,152 @@ def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] |
              answer: str = "generate", reasoning_from: Sequence[Path] = (),
              executor: str = "local", ray_address: str | None = None,
              ray_workers: int | None = None) -> RunSummary:
-    from framebench.executors import make_executor
-    from framebench.paths import check_out_folder
-    from framebench.runinfo import check_reuse
+    from framebench.pipeline.driver import drive
 
-    started, t0 = now_iso(), time.perf_counter()
-    if answer not in ANSWER_MODES:
-        raise UserError(f"--answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
-    if reasoning_from and answer != "constrained":
-        raise UserError("--reasoning-from applies to --answer constrained only")
-    if answer == "constrained" and backend is None:
-        from framebench.backends import DEFAULT_MODEL
-
-        answer_mode("constrained").check_engine(model or DEFAULT_MODEL)  # before reading data or loading any model
-    data, out = Path(data), check_out_folder(Path(out))
-    items_path = data / ITEMS_FILE if data.is_dir() else data
-    every = select_items(read_items(items_path), tasks, formats, None)
-    items = select_items(every, None, None, limit)
-    if not items:
-        raise UserError(f"{items_path}: no items match the selection (tasks={tasks}, formats={formats})")
-    jobs = build_jobs(items, split_list(conditions), items_path, answer)  # none: each suite's default
-    dataset_hash = file_sha256(items_path)
-    selection: dict[str, Any] = {"tasks": split_list(tasks), "formats": split_list(formats), "limit": limit,
-                                 "conditions": []}
-    for name in dict.fromkeys(j.item["suite"] for j in jobs):
-        selection.update(suite(name).run_selection([j for j in jobs if j.item["suite"] == name]))
-    if answer != "generate":
-        selection["answer"] = answer  # generate runs keep their earlier run ids
-    identity = {"model": model or (backend.spec if backend is not None else "smollm2"),
-                "dataset_hash": dataset_hash, "selection": selection}
-    check_reuse(out, identity, force)  # before any model is loaded
-    warn_about_selection(items_path, every, items, limit, split_list(conditions))
-    options = {} if backend is not None else model_options(
-        model, model_args, batch_size=batch_size, concurrency=concurrency, base_url=base_url)
-    recipe = text_recipe(model, options, answer, backend, remote=executor != "local")
-    pool = make_executor(executor, ray_address, ray_workers)
-    sources = _reasoning_sources(reasoning_from)
-    try:
-        meta = pool.start(recipe)  # loads the model (here, or on the first Ray worker)
-        summary = _execute(pool, meta, jobs, out, answer, sources, progress)
-    finally:
-        pool.close()
-        for source in sources:
-            source.close()
-    spec, fingerprint = meta["spec"], meta["fingerprint"]
-    if answer == "constrained":
-        decodings = sorted({stable_json(answer_mode("constrained").key_settings(j)) for j in jobs})
-    else:
-        decodings = sorted({stable_json(j.decoding.as_dict()) for j in jobs})
-    run_id = run_id_for(spec, [fingerprint, dataset_hash, selection, decodings])
-    rows = [make_record(j, run_id, spec) for j in jobs]
-    parse_counts = {p: sum(r["parse"] == p for r in rows) for p in rec.PARSES}
-    seconds = time.perf_counter() - t0
-    n_generated, n_cached, persisted = summary
-    model_info = meta["info"]
-    from framebench.pipeline import finalize
-
-    finalize(out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunInfo(
-        run_id=run_id, model=spec, fingerprint=fingerprint,
-        decoding={j.decoding_name: j.decoding.as_dict() for j in jobs},
-        dataset_hash=dataset_hash, started=started, producer="text", model_info=model_info,
-        extra={"chat_template_hash": model_info.get("chat_template_hash", ""), "data": str(items_path),
-               "selection": selection, "n_records": len(rows), "n_generated": n_generated,
-               "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3),
-               "identity": identity, "answer_mode": answer},
-    ), pool, persisted)
-    return RunSummary(out, run_id, len(rows), n_generated, n_cached, parse_counts, seconds)
+    run = TextRun(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+                  conditions=split_list(conditions), backend=backend, force=force, answer=answer,
+                  reasoning_from=tuple(reasoning_from), remote=executor != "local",
+                  options=lambda: model_options(model, model_args, batch_size=batch_size,
+                                                concurrency=concurrency, base_url=base_url))
+    return drive(run, executor=executor, ray_address=ray_address, workers=ray_workers, progress=progress)
 
 
-def _execute(pool: Any, meta: Mapping[str, Any], jobs: list[Job], out: Path, answer: str,
-             sources: list[ResultStore], progress: bool) -> tuple[int, int, dict[str, Any]]:
-    """Key the jobs, serve the store, run the rest as units; returns (generated, from the store,
-    what persisting cost)."""
-    from framebench.pipeline import persist
+@dataclass
+class TextRun:
+    """The text front end of the driver: items -> jobs, units of backend calls, records."""
 
-    fingerprint = meta["fingerprint"]
-    for job in jobs:
-        job.key = job_key(fingerprint, job)
-    out.mkdir(parents=True, exist_ok=True)
-    with ResultStore(out) as store:
+    model: str | None
+    data: Path
+    out: Path
+    tasks: Sequence[str] | None = None
+    formats: Sequence[str] | None = None
+    limit: int | None = None
+    conditions: list[str] = field(default_factory=list)
+    backend: Backend | None = None
+    force: bool = False
+    answer: str = "generate"
+    reasoning_from: Sequence[Path] = ()
+    remote: bool = False
+    options: Callable[[], dict[str, Any]] = dict
+
+    def select(self) -> None:
+        """Check the arguments, read and select the items, refuse a reused folder (before any
+        model loads)."""
+        from framebench.paths import check_out_folder
+        from framebench.runinfo import check_reuse
+
+        self.started, self.t0, self.sources = now_iso(), time.perf_counter(), []
+        self.mode = self._check_mode()
+        self.out = check_out_folder(self.out)
+        self.items_path = self.data / ITEMS_FILE if self.data.is_dir() else self.data
+        every = select_items(read_items(self.items_path), self.tasks, self.formats, None)
+        items = select_items(every, None, None, self.limit)
+        if not items:
+            raise UserError(f"{self.items_path}: no items match the selection (tasks={self.tasks}, "
+                            f"formats={self.formats})")
+        self.jobs = build_jobs(items, self.conditions, self.items_path, self.answer)  # none: each suite's default
+        self.dataset_hash = file_sha256(self.items_path)
+        self.selection = self._selection()
+        self.identity = {"model": self.model or (self.backend.spec if self.backend is not None else "smollm2"),
+                         "dataset_hash": self.dataset_hash, "selection": self.selection}
+        check_reuse(self.out, self.identity, self.force)  # before any model is loaded
+        warn_about_selection(self.items_path, every, items, self.limit, self.conditions)
+        self.sources = _reasoning_sources(self.reasoning_from)
+
+    def _check_mode(self) -> AnswerMode:
+        modes = answer_modes()
+        if self.answer not in modes:
+            raise UserError(f"--answer must be one of {', '.join(modes)}, got {self.answer!r}")
+        mode = modes[self.answer]
+        if self.reasoning_from and not mode.reads_reasoning:
+            readers = [f"--answer {m.name}" for m in modes.values() if m.reads_reasoning]
+            raise UserError(f"--reasoning-from applies to {' or '.join(readers) or 'no answer mode'} only")
+        if self.backend is None:
+            from framebench.backends import DEFAULT_MODEL
+
+            check_engine(mode, self.model or DEFAULT_MODEL)  # before reading data or loading any model
+        return mode
+
+    def _selection(self) -> dict[str, Any]:
+        selection: dict[str, Any] = {"tasks": split_list(self.tasks), "formats": split_list(self.formats),
+                                     "limit": self.limit, "conditions": []}
+        for name in dict.fromkeys(j.item["suite"] for j in self.jobs):
+            selection.update(suite(name).run_selection([j for j in self.jobs if j.item["suite"] == name]))
+        if self.mode.in_identity:
+            selection["answer"] = self.answer  # generate runs keep their earlier run ids
+        return selection
+
+    def recipe(self) -> Recipe:
+        options = {} if self.backend is not None else self.options()
+        return text_recipe(self.model, options, self.answer, self.backend, self.remote)
+
+    def plan(self, meta: Mapping[str, Any], store: ResultStore, workers: int) -> Plan:
+        """Key the jobs, serve the store, plan the rest as units (backend calls)."""
+        from framebench.pipeline.driver import Plan
+
+        fingerprint, mode, jobs = meta["fingerprint"], self.mode, self.jobs
+        for job in jobs:
+            job.key = job_key(fingerprint, job)
         found = store.get_many(j.key for j in jobs)
         for job in jobs:
             if job.key in found:
-                restore_result(job, found[job.key])
-        pending = [j for j in jobs if not is_done(j)]
-        n_cached = len(jobs) - len(pending)
-        by_key = {j.key: j for j in pending}
-        failures = sum(_is_failure(j) for j in jobs if is_done(j))
+                mode.restore(job, found[job.key])
+        pending = [j for j in jobs if not mode.has_result(j)]
+        self.n_pending, self.by_key = len(pending), {j.key: j for j in pending}
+        self.failures = sum(_is_failure(j) for j in jobs if mode.has_result(j))
 
         def unit_of(index: int, unit_jobs: list[Job]) -> Unit:
             known: dict[str, Any] = {}
-            if answer == "constrained":  # reasoning already stored here or in --reasoning-from runs
-                keys = [generation_key(fingerprint, j) for j in unit_jobs]
-                for source in (*reversed(sources), store):
+            keys = mode.known_keys(fingerprint, unit_jobs)  # e.g. reasoning stored here or in --reasoning-from runs
+            if keys:
+                for source in (*reversed(self.sources), store):
                     known.update(source.get_many(keys))
             return Unit(index, len(unit_jobs), TextPayload(unit_jobs, known))
 
-        size = meta.get("call_size") or CALL_SIZE
-        if answer == "constrained":  # whole contexts, every decoding together (reasoning first)
-            calls = pack_calls(pending, size)
-        else:
-            calls = generation_calls(pending, size)
-        units = [unit_of(i, call) for i, call in enumerate(calls)]
-
         def remaining(unit: Unit) -> Unit | None:
-            left = [j for j in unit.payload.jobs if not is_done(by_key[j.key])]
+            left = [j for j in unit.payload.jobs if not mode.has_result(self.by_key[j.key])]
             return unit_of(unit.index, left) if left else None
 
-        reporter = ProgressReporter(meta["spec"], len(jobs), completed=n_cached, enabled=progress,
-                                    fields={"parse failures": failures})
+        calls = mode.calls(pending, meta.get("call_size") or CALL_SIZE)
+        return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta["spec"], len(jobs),
+                    served=len(jobs) - len(pending), fields={"parse failures": self.failures},
+                    remaining=remaining)
 
-        def on_chunk(chunk: Chunk) -> None:
-            nonlocal failures
-            done = []
-            for key, _, value in chunk.entries:
-                job = by_key.get(key)
-                if job is not None and not is_done(job):
-                    apply_result(job, value)
-                    done.append(job)
-            failures += sum(_is_failure(j) for j in done)
-            reporter.advance(len(done), **{"parse failures": failures})
+    def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
+        done = []
+        for key, _, value in chunk.entries:
+            job = self.by_key.get(key)
+            if job is not None and not self.mode.has_result(job):
+                self.mode.apply(job, value)
+                done.append(job)
+        self.failures += sum(_is_failure(j) for j in done)
+        return len(done), {"parse failures": self.failures}
 
-        with reporter:
-            persisted = persist(pool, units, store, out, on_chunk, remaining)
-    missing = [j.record_id for j in jobs if not is_done(j)]
-    if missing:
-        raise RuntimeError(f"{len(missing)} jobs have no result after every unit finished (first: {missing[0]})")
-    return len(pending), n_cached, persisted
+    def finish(self, meta: Mapping[str, Any], pool: Any, persisted: Mapping[str, Any]) -> RunSummary:
+        from framebench.pipeline import finalize
+
+        jobs = self.jobs
+        missing = [j.record_id for j in jobs if not self.mode.has_result(j)]
+        if missing:
+            raise RuntimeError(f"{len(missing)} jobs have no result after every unit finished (first: {missing[0]})")
+        spec, fingerprint = meta["spec"], meta["fingerprint"]
+        decodings = sorted({stable_json(self.mode.key_settings(j)) for j in jobs})
+        run_id = run_id_for(spec, [fingerprint, self.dataset_hash, self.selection, decodings])
+        rows = [make_record(j, run_id, spec) for j in jobs]
+        parse_counts = {p: sum(r["parse"] == p for r in rows) for p in rec.PARSES}
+        seconds = time.perf_counter() - self.t0
+        n_generated, n_cached, model_info = self.n_pending, len(jobs) - self.n_pending, meta["info"]
+        finalize(self.out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunInfo(
+            run_id=run_id, model=spec, fingerprint=fingerprint,
+            decoding={j.decoding_name: j.decoding.as_dict() for j in jobs},
+            dataset_hash=self.dataset_hash, started=self.started, producer="text", model_info=model_info,
+            extra={"chat_template_hash": model_info.get("chat_template_hash", ""), "data": str(self.items_path),
+                   "selection": self.selection, "n_records": len(rows), "n_generated": n_generated,
+                   "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3),
+                   "identity": self.identity, "answer_mode": self.answer},
+        ), pool, persisted)
+        return RunSummary(self.out, run_id, len(rows), n_generated, n_cached, parse_counts, seconds)
+
+    def close(self) -> None:
+        for source in getattr(self, "sources", ()):
+            source.close()

@@ -43,12 +43,15 @@ def _suites_of(records: pd.DataFrame) -> list[Any]:
     return [suite for name, suite in suites().items() if name in present]
 
 
+GENERIC_ANSWERS = "greedy generation, answer parsed strictly (unparsed = wrong)"
+
+
 def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.DataFrame | None = None) -> str:
     """How the answers were obtained, in words: a reference baseline, else what the suite says
     of who answered (``Suite.answer_mode``: a persona panel, a scripted or LLM planner), else the
-    run's answer mode (run.json ``answer_mode`` or the records' ``answer_mode`` column:
-    ``generate`` or ``constrained``)."""
-    from framebench.registry import suites
+    run's answer mode (run.json ``answer_mode`` or the records' ``answer_mode`` column) as the
+    registered mode describes itself (``AnswerMode.description``)."""
+    from framebench.registry import answer_modes, suites
 
     if model.startswith("baseline:"):
         return "reference baseline (answers from the prompt's format alone)"
@@ -58,9 +61,10 @@ def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.Dat
     declared = str(info.get("answer_mode") or "")
     if not declared and records is not None and "answer_mode" in records.columns:
         declared = ", ".join(sorted({str(m) for m in records["answer_mode"].dropna() if str(m)}))
-    if declared == "constrained":
-        return "constrained: the most probable allowed answer (probabilities kept)"
-    return "greedy generation, answer parsed strictly (unparsed = wrong)"
+    mode = answer_modes().get(declared)
+    if mode is not None:
+        return mode.description
+    return GENERIC_ANSWERS
 
 
 def run_entry(folder: RunFolder) -> dict[str, Any]:

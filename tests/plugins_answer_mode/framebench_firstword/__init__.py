@@ -1,0 +1,1 @@
+"""A third party's answer mode (test only): ``--answer firstword``."""
