@@ -15,8 +15,7 @@ records hold ``replans = null`` (shown as n/a), never their action count.
 Under ``--partnr-compat`` a framing also ends where PARTNR's evaluator would raise (quirk 3: the env
 terminates); it is recorded as PARTNR ingest records a crashed episode (percent complete 0, output
 ``[crashed] ...``). run.json names the evaluation mode (``evaluation``) and counts such framings
-(``evaluation_errors``; the records and run.json keep the name ``n_variants`` for the count of
-framings run).
+(``evaluation_errors``) and the framings run (``n_framings``).
 """
 
 from __future__ import annotations
@@ -314,7 +313,7 @@ class EpisodeRun:
         device = engine_device(self.spec, ("planner", "model")) if isinstance(self.planner, str) else "cpu"
         return Recipe(EpisodeWorker, (self.planner, self.max_new_tokens, self.model_args, self.replan_cap,
                                       self.partnr_compat, self.local),
-                      device=device, label=f"{self.spec} episode variants")
+                      device=device, label=f"{self.spec} episode framings")
 
     def plan(self, meta: dict[str, Any], store: Any, workers: int) -> Any:
         """Serve the store, plan the episodes' missing framings as units."""
@@ -349,8 +348,8 @@ class EpisodeRun:
         size = self.episodes_per_unit or pack_size(len(atoms), workers,
                                                    EPISODE_SECONDS.get(meta["spec"].partition(":")[0]))
         units = [unit(n, todo([atoms[i] for i in span])) for n, span in enumerate(pack(len(atoms), size))]
-        return Plan(units, f"{meta['spec']} episode variants", len(episodes) * len(FRAMINGS), served=len(results),
-                    unit="variants", fields={"planner decisions": 0}, remaining=remaining)
+        return Plan(units, f"{meta['spec']} episode framings", len(episodes) * len(FRAMINGS), served=len(results),
+                    unit="framings", fields={"planner decisions": 0}, remaining=remaining)
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
         self.decisions += chunk.counts.get("planner decisions", 0)
@@ -375,7 +374,7 @@ class EpisodeRun:
         finalize(self.out, rows, prompts, RunInfo(
             run_id=run_id, model=spec, fingerprint=meta["fingerprint"], decoding=settings,
             dataset_hash=dataset_hash, started=self.started, producer="embodied", simulator="symbolic",
-            extra={"suite": "embodied", "n_episodes": len(self.episodes), "n_variants": len(rows),
+            extra={"suite": "embodied", "n_episodes": len(self.episodes), "n_framings": len(rows),
                    "identity": identity, "evaluation": evaluation_mode(settings["partnr_compat"]),
                    "evaluation_errors": errors,
                    "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}),

@@ -44,36 +44,34 @@ class EmbodiedSuite(Suite):
         """The planner's steps of this framing of the episode, from its log in the run folder."""
         return planner_steps(run_dir, str(record["item_id"]))
 
-    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+    def compute(self, inputs) -> Mapping[str, Any] | None:
         from embodied.metrics import score_embodied
 
-        return score_embodied(records)
+        return score_embodied(inputs.records)
 
-    def sections(self, metrics, evaluation: Mapping[str, Any] | None = None):
+    def report_sections(self, report):
+        """The tables name the evaluation mode the runs declared (its provenance field)."""
         from embodied.evaluation import EVALUATION_MODES
         from embodied.report import embodied_tables
         from framebench.scoring.sections import Section
 
-        return [Section(self.title, embodied_tables(metrics, evaluation, EVALUATION_MODES))]
+        evaluation = (report.get("meta") or {}).get(EVALUATION_META)
+        return [Section(self.title, embodied_tables(report[self.name], evaluation, EVALUATION_MODES))]
 
-    def report_sections(self, report):
-        """The tables name the evaluation mode the runs declared (its provenance field)."""
-        return self.sections(report[self.name], (report.get("meta") or {}).get(EVALUATION_META))
-
-    def figures(self, metrics):
+    def report_figures(self, report):
         from embodied.report import embodied_completion_figure
 
-        return [("Embodied: task completion", embodied_completion_figure(metrics))]
+        return [("Embodied: task completion", embodied_completion_figure(report[self.name]))]
 
     def comparison(self):
         from embodied.comparisons import EMBODIED_COMPARISON
 
         return EMBODIED_COMPARISON
 
-    def summary(self, metrics):
+    def summary_tables(self, report):
         from embodied.report import summary_tables
 
-        return summary_tables(metrics)
+        return summary_tables(report[self.name])
 
     def headline_rows(self, report):
         from embodied.report import embodied_headline_rows

@@ -19,13 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from framebench.backends.base import Chat, Decoding
 from framebench.records import STANDARD_ANSWERS, SuiteRecords
-from framebench.scoring.parts import Figure, RecordsView, ReportInput, ReportPart, SummaryTable
+from framebench.scoring.parts import RecordsView, ReportPart
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from framebench.scoring.comparisons import Comparison
-    from framebench.scoring.sections import Section
 
 
 @dataclass
@@ -149,38 +146,10 @@ class Suite(ReportPart, RecordsView):
         """Selection entries of run.json (and of the run id) that this suite's jobs determine."""
         return {}
 
-    # ---- records -> metrics -> report (the ReportPart protocol over its own entry)
-    def score(self, records: pd.DataFrame, n_resamples: int) -> Mapping[str, Any] | None:
-        """This suite's report.json section from all records (None when it has none)."""
-        return None
-
-    def sections(self, metrics: Mapping[str, Any]) -> list[Section]:
-        """Report sections (tables of formatted cells) for this suite's metrics."""
-        return []
-
-    def figures(self, metrics: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-        """(title, matplotlib figure) pairs for this suite's metrics."""
-        return []
-
-    def summary(self, metrics: Mapping[str, Any]) -> list[SummaryTable]:
-        """Console summary tables for this suite's metrics."""
-        return []
-
-    def compute(self, inputs: ReportInput) -> Mapping[str, Any] | None:
-        return self.score(inputs.records, inputs.n_resamples)
-
-    def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
-        """Its sections within a whole report (default: ``sections`` of its own entry); a suite
-        that also reads report-wide entries (``meta``) overrides this."""
-        return self.sections(report[self.name])
-
+    # ---- records -> report: a suite is a report part (``framebench.scoring.parts.ReportPart``:
+    # ``compute``, ``report_sections``, ``report_figures``, ``summary_tables``; its own entry is
+    # ``report[self.name]``), plus what the report compares between models
     def comparison(self) -> Comparison | None:
         """What the report compares between models on the same items
         (``framebench.scoring.comparisons``); None: no model comparisons."""
         return None
-
-    def report_figures(self, report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
-        return self.figures(report[self.name])
-
-    def summary_tables(self, report: Mapping[str, Any]) -> list[SummaryTable]:
-        return self.summary(report[self.name])

@@ -20,7 +20,7 @@ def frame(
     from partnr_adapters.framed_episodes import frame_file
 
     count = frame_file(episodes, purposes, out)
-    typer.echo(f"wrote {count} episode variants to {out}")
+    typer.echo(f"wrote {count} episode framings to {out}")
 
 
 @app.command("ingest")

@@ -1,7 +1,8 @@
 """The habitat simulator (``framebench embodied --simulator habitat``): run PARTNR in its container
 (or in place) and ingest.
 
-Where the driver runs, in order of preference:
+Where PARTNR's in-container runner (``partnr_adapters.in_container``) runs, in order of
+preference:
 
 1. here, when ``habitat_llm`` is importable in this interpreter;
 2. the interpreter named by ``FRAMEBENCH_HABITAT_PYTHON`` (e.g. the container's Python 3.9 when
@@ -12,7 +13,7 @@ Where the driver runs, in order of preference:
 
 Without any of them it stops with one line naming what is missing and ``docker/README.md``.
 
-The driver's batches are units of the run pipeline (``framebench.pipeline``): run here one after
+The runner's batches are units of the run pipeline (``framebench.pipeline``): run here one after
 the other, or with ``--executor ray`` on hosts offering the ``habitat`` resource. Each batch runs in
 a scratch folder on its host and returns its outputs through the executor; this process writes
 them into ``RUN_DIR/partnr-results/`` as they arrive, merges the batches' manifests and ingests.
@@ -73,7 +74,7 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
     return target
 
 
-def driver_args(planner: str, episodes: str, results: str, opts: dict[str, Any]) -> list[str]:
+def runner_args(planner: str, episodes: str, results: str, opts: dict[str, Any]) -> list[str]:
     """Arguments of ``python -m partnr_adapters.in_container run`` for these options."""
     args = ["run", "--episodes", episodes, "--results", results, "--planner", planner]
     for key in ("base_url", "baseline", "batch_size", "replanning_threshold", "max_tokens", "limit", "indices"):
@@ -89,7 +90,7 @@ def driver_args(planner: str, episodes: str, results: str, opts: dict[str, Any])
 
 
 def docker_command(image: str, data_dir: Path, work: Path, args: list[str], gpus: str = "all") -> list[str]:
-    """``docker run`` for the driver: GPU with the graphics capability (EGL), data and run folder mounted.
+    """``docker run`` for the in-container runner: GPU with the graphics capability (EGL), data and run folder mounted.
 
     The API key is passed by name only (``-e OPENAI_API_KEY``), so its value never appears in the
     command line; host networking lets the container reach an LLM server on the host's 127.0.0.1.
@@ -118,9 +119,9 @@ def launcher_here(opts: dict[str, Any]) -> str:
     )
 
 
-def driver_command(launcher: str, planner: str, framed: Path, out: Path, results_subdir: str,
+def runner_command(launcher: str, planner: str, framed: Path, out: Path, results_subdir: str,
                    opts: dict[str, Any]) -> tuple[list[str], dict[str, str], Path]:
-    """The driver's command line and environment for ``launcher`` (results go to ``out/results_subdir``),
+    """The in-container runner's command line and environment for ``launcher`` (results go to ``out/results_subdir``),
     and the framed file it reads (copied into ``out`` for Docker)."""
     env = dict(os.environ)
     if launcher == "docker":
@@ -131,12 +132,12 @@ def driver_command(launcher: str, planner: str, framed: Path, out: Path, results
         if framed.resolve().parent != out.resolve():
             shutil.copyfile(framed, out / FRAMED_FILE)
             framed = out / FRAMED_FILE
-        args = driver_args(planner, f"{CONTAINER_WORK}/{framed.name}", f"{CONTAINER_WORK}/{results_subdir}", opts)
+        args = runner_args(planner, f"{CONTAINER_WORK}/{framed.name}", f"{CONTAINER_WORK}/{results_subdir}", opts)
         command = docker_command(opts.get("image") or os.environ.get("FRAMEBENCH_HABITAT_IMAGE", DEFAULT_IMAGE),
                                  Path(data_dir), out, args, gpus=opts.get("gpus", "all"))
     else:
         python = sys.executable if launcher == "local" else os.environ["FRAMEBENCH_HABITAT_PYTHON"]
-        args = driver_args(planner, str(framed.resolve()), str((out / results_subdir).resolve()), opts)
+        args = runner_args(planner, str(framed.resolve()), str((out / results_subdir).resolve()), opts)
         args += ["--partnr-root", str(opts.get("partnr_root") or os.environ.get("PARTNR_ROOT", "."))]
         command = [python, "-m", "partnr_adapters.in_container", *args]
         env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
@@ -157,7 +158,7 @@ SCRATCH_RESULTS = "results"
 
 
 class HabitatWorker:
-    """Runs driver batches (pipeline units) on one host, each in a scratch folder of its own: the
+    """Runs the in-container runner's batches (pipeline units) on one host, each in a scratch folder of its own: the
     framed episode file arrives as bytes, the batch's PARTNR outputs leave as the unit's chunk."""
 
     def __init__(self, planner: str, framed_name: str, framed: bytes, opts: dict[str, Any]):
@@ -181,10 +182,10 @@ class HabitatWorker:
             framed = scratch / self.framed_name
             framed.write_bytes(self.framed)
             launcher = launcher_here(opts)
-            command, env, _ = driver_command(launcher, self.planner, framed, scratch, SCRATCH_RESULTS, opts)
+            command, env, _ = runner_command(launcher, self.planner, framed, scratch, SCRATCH_RESULTS, opts)
             code = subprocess.call(command, env=env)
             if code != 0:
-                raise UserError(f"the PARTNR driver exited with status {code} ({launcher}) on batch "
+                raise UserError(f"PARTNR's in-container runner exited with status {code} ({launcher}) on batch "
                                 f"{unit.index}; see its output above and {DOCS}")
             chunk = Chunk(unit.index, done=len(indices))
             results = scratch / SCRATCH_RESULTS
@@ -212,13 +213,13 @@ class HabitatWorker:
 
 
 def stats_file(framed_name: str, episode_id: str) -> str:
-    """A variant's stats file, relative to the results folder (``driver.stats_dir``)."""
+    """A variant's stats file, relative to the results folder (``in_container.stats_dir``)."""
     return f"{framed_name}/stats/{episode_id}.json"
 
 
 def stats_finished(content: bytes) -> bool:
     """Whether a stats file records a finished episode (PARTNR's ``success``: it did not crash;
-    unreadable: a crash), as ``driver.pending_indices`` reads it."""
+    unreadable: a crash), as ``in_container.pending_indices`` reads it."""
     import json
 
     try:
@@ -238,7 +239,7 @@ def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "loc
                 **opts: Any):
     """Run ``planner`` on every framed episode in Habitat, then ingest into ``out``.
 
-    The driver's batches (``batch_size`` variants) are pipeline units: here, one after the other,
+    The runner's batches (``batch_size`` framings) are pipeline units: here, one after the other,
     or on Ray hosts offering the ``habitat`` resource (``executor="ray"``), which need no view of
     ``out``. Each finished variant is stored in the run's result store (``HabitatRun``), so a
     re-run runs only the variants the store lacks. Options: base_url, baseline, batch_size,
@@ -259,8 +260,8 @@ KEYED_OPTIONS = ("baseline", "partial_obs", "replanning_threshold", "max_tokens"
 
 
 class HabitatRun:
-    """The Habitat simulator's front end of the driver: variants of a framed episode file, units
-    of driver batches, PARTNR's outputs ingested as records."""
+    """The Habitat simulator's front end of the driver: framings of a framed episode file, units
+    of runner batches, PARTNR's outputs ingested as records."""
 
     def __init__(self, planner: str, episodes: Path, out: Path, executor: str, workers: int | None,
                  opts: dict[str, Any]):
@@ -303,7 +304,7 @@ class HabitatRun:
 
     def plan(self, meta: dict[str, Any], store: Any, workers: int) -> Any:
         """Serve the store (adopting the stats files of a folder written before the store held
-        them), plan the rest as driver batches."""
+        them), plan the rest as runner batches."""
         import json
 
         from framebench.executors import Unit
@@ -326,7 +327,7 @@ class HabitatRun:
         units = [Unit(n, len(b), [(i, ids[i], keys[i]) for i in b]) for n, b in enumerate(batches)]
         manifest_path = self.results / MANIFEST_FILE
         self.manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-        return Plan(units, f"{self.planner} on habitat hosts", len(todo), unit="variants", files=self.results,
+        return Plan(units, f"{self.planner} on habitat hosts", len(todo), unit="framings", files=self.results,
                     progress=self.executor != "local")
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:

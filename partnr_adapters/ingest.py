@@ -50,7 +50,7 @@ class IngestReport:
     unknown_stats: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        out = [f"{self.rows} episode variants: {self.finished} finished, {len(self.problems)} crashed or missing"]
+        out = [f"{self.rows} episode framings: {self.finished} finished, {len(self.problems)} crashed or missing"]
         out += [f"  {p['status']}: {p['item_id']}: {p['detail']}" for p in self.problems]
         if self.unknown_stats:
             out.append(f"  ignored {len(self.unknown_stats)} stats file(s) for episodes not in the framed file")

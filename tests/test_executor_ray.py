@@ -286,7 +286,7 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
         after = set(db.execute("SELECT key, created FROM results").fetchall())
     assert kept <= after and len(after) == N_EPISODES * 7  # nothing stored was regenerated
     info = json.loads((out / "run.json").read_text())
-    assert info["n_variants"] == N_EPISODES * 7
+    assert info["n_framings"] == N_EPISODES * 7
 
 
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):

@@ -77,10 +77,10 @@ def test_embodied_progress_moves_per_planner_decision(tmp_path, capsys, monkeypa
 
     monkeypatch.setenv("FRAMEBENCH_PROGRESS_INTERVAL", "0")
     run(OraclePlanner(), EPISODES, tmp_path / "run", limit=1)
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("oracle episode variants")]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("oracle episode framings")]
     decisions = [int(line.rsplit("planner decisions ", 1)[1]) for line in lines]
     assert decisions[-1] > 7 and len(lines) >= decisions[-1] // 7  # one line per decision round
-    assert lines[-1].split(": ", 1)[1].startswith("7/7 (100.0%)") and "variants/s" in lines[-1]
+    assert lines[-1].split(": ", 1)[1].startswith("7/7 (100.0%)") and "framings/s" in lines[-1]
 
 
 def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""run_habitat: where the driver runs, the one-line error without Docker/habitat, docker command."""
+"""run_habitat: where the in-container runner runs, the one-line error without Docker/habitat, docker command."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from framebench.records import read_records
 from partnr_adapters import habitat_simulator
 from partnr_adapters.habitat_simulator import (
     docker_command,
-    driver_args,
     framed_episode_file,
     run_habitat,
+    runner_args,
 )
 
 PURPOSES = {"action": "putting the cup on the table",
@@ -88,7 +88,7 @@ def test_framing_from_info_purposes_or_refusal(tmp_path):
 
 def test_docker_command_mounts_gpu_graphics_and_hides_key(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    args = driver_args("openai:m", "/work/run/f.json.gz", "/work/run/partnr-results",
+    args = runner_args("openai:m", "/work/run/f.json.gz", "/work/run/partnr-results",
                        {"base_url": "http://127.0.0.1:8000/v1", "batch_size": 5, "partial_obs": False})
     cmd = docker_command("img:1", tmp_path, tmp_path, args)
     assert cmd[:3] == ["docker", "run", "--rm"] and "--gpus" in cmd
@@ -103,7 +103,7 @@ def test_docker_command_mounts_gpu_graphics_and_hides_key(tmp_path, monkeypatch)
 
 
 def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path, capfd):
-    """FRAMEBENCH_HABITAT_PYTHON path: the driver runs against a stand-in planner_demo, then ingest."""
+    """FRAMEBENCH_HABITAT_PYTHON path: the in-container runner runs against a stand-in planner_demo, then ingest."""
     fake = fake_habitat_llm(tmp_path)
     monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", sys.executable)
@@ -115,7 +115,7 @@ def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path
     assert df.set_index("item_id").loc["3__neutral"].success
     assert df.success.sum() == 1 and set(df.model) == {"openai:m"}
     assert Path(tmp_path / "run" / "partnr-results" / "framebench-run.json").is_file()
-    assert "7 episode variants: 7 finished, 0 crashed or missing" in capfd.readouterr().out
+    assert "7 episode framings: 7 finished, 0 crashed or missing" in capfd.readouterr().out
 
 
 def test_run_habitat_stores_each_variant_once_and_resumes_from_the_store(monkeypatch, tmp_path, capfd):

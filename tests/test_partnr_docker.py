@@ -56,3 +56,13 @@ def test_readme_has_build_run_and_egl_fix():
                    "habitat_humanoids", "hab_spot_arm", "unable to find CUDA device 0 among",
                    "NVIDIA_DRIVER_CAPABILITIES"):
         assert needle in text, needle
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
+def test_every_repo_file_an_image_names_exists(dockerfile):
+    """A file the image compiles or runs from the copied checkout (/opt/framebench/...) is in the
+    repo: a module rename that forgets the Dockerfile fails here, not in a GPU build."""
+    repo = DOCKER.parent
+    named = re.findall(r"/opt/framebench/([\w/]+\.py)\b", dockerfile.read_text())
+    missing = [path for path in named if not (repo / path).is_file()]
+    assert not missing, f"{dockerfile}: names files the repo lacks: {missing}"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from partnr_adapters import in_container as driver
+from partnr_adapters import in_container
 
 REPO = Path(__file__).resolve().parent.parent
 LLM_NODE = "evaluation.agents.agent_0.planner.plan_config"
@@ -23,13 +23,13 @@ LLM_NODE = "evaluation.agents.agent_0.planner.plan_config"
 
 def test_habitat_llm_is_absent_here_and_import_is_guarded():
     # the module imported without habitat_llm; the LLM class then derives from object
-    if driver.have_habitat():
+    if in_container.have_habitat():
         pytest.skip("habitat_llm is installed: the guard is not exercised")
-    assert driver.OpenAICompatibleLLM.__mro__[1] is object
+    assert in_container.OpenAICompatibleLLM.__mro__[1] is object
 
 
 def test_override_list_for_the_single_agent_llm_baseline():
-    args = driver.build_overrides("/data/framed.json.gz", "/out/results", [5, 6, 7], model="meta-llama/Llama-3.1-8B",
+    args = in_container.build_overrides("/data/framed.json.gz", "/out/results", [5, 6, 7], model="meta-llama/Llama-3.1-8B",
                                   base_url="http://127.0.0.1:8000/v1", partial_obs=False, replanning_threshold=25,
                                   hydra_dir="/out/hydra/batch_1")
     assert args[:2] == ["--config-name", "baselines/single_agent_zero_shot_react_summary.yaml"]
@@ -48,38 +48,38 @@ def test_override_list_for_the_single_agent_llm_baseline():
 
 
 def test_overrides_per_baseline_family():
-    two = driver.build_overrides("d.json.gz", "r", [0], baseline="decentralized_zero_shot_react_summary",
+    two = in_container.build_overrides("d.json.gz", "r", [0], baseline="decentralized_zero_shot_react_summary",
                                  model="m", base_url="u")
-    assert sum(a.endswith(".llm.llm._target_=" + driver.LLM_TARGET) for a in two) == 2
-    central = driver.build_overrides("d.json.gz", "r", [0], baseline="centralized_zero_shot_react_summary",
+    assert sum(a.endswith(".llm.llm._target_=" + in_container.LLM_TARGET) for a in two) == 2
+    central = in_container.build_overrides("d.json.gz", "r", [0], baseline="centralized_zero_shot_react_summary",
                                      model="m", base_url="u")
     assert "llm@evaluation.planner.plan_config.llm=openai_chat" in central
-    heuristic = driver.build_overrides("d.json.gz", "r", [0], baseline="heuristic_full_obs")
+    heuristic = in_container.build_overrides("d.json.gz", "r", [0], baseline="heuristic_full_obs")
     assert not any("llm" in a for a in heuristic)
     assert not any(a.startswith("world_model") for a in heuristic)  # baseline's own observability
-    with pytest.raises(driver.ContainerRunError, match="plans with an LLM"):
-        driver.build_overrides("d", "r", [0], model="", base_url="")
-    with pytest.raises(driver.ContainerRunError, match="unknown baseline"):
-        driver.build_overrides("d", "r", [0], baseline="nope")
+    with pytest.raises(in_container.ContainerRunError, match="plans with an LLM"):
+        in_container.build_overrides("d", "r", [0], model="", base_url="")
+    with pytest.raises(in_container.ContainerRunError, match="unknown baseline"):
+        in_container.build_overrides("d", "r", [0], baseline="nope")
 
 
 def test_hydra_quoting():
-    assert driver._hydra_quote("a/b-c_1.json.gz") == "a/b-c_1.json.gz"
-    assert driver._hydra_quote("/path with space/x") == "'/path with space/x'"
-    assert driver._hydra_quote("it's") == "'it\\'s'"
+    assert in_container._hydra_quote("a/b-c_1.json.gz") == "a/b-c_1.json.gz"
+    assert in_container._hydra_quote("/path with space/x") == "'/path with space/x'"
+    assert in_container._hydra_quote("it's") == "'it\\'s'"
 
 
 def test_batches_and_pending(tmp_path):
-    assert driver.batches([0, 1, 2, 3, 4, 5, 6], 3) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert in_container.batches([0, 1, 2, 3, 4, 5, 6], 3) == [[0, 1, 2], [3, 4, 5], [6]]
     ids = ["a__neutral", "b__neutral", "c__neutral"]
     (tmp_path / "a__neutral.json").write_text(json.dumps({"success": True, "stats": "{}"}))
     (tmp_path / "b__neutral.json").write_text(json.dumps({"success": False, "info": "tb"}))
-    assert driver.pending_indices(ids, str(tmp_path)) == [2]
-    assert driver.pending_indices(ids, str(tmp_path), retry_crashed=True) == [1, 2]
-    assert driver.parse_planner("openai:gpt-4.1-mini") == "gpt-4.1-mini"
-    assert driver.parse_planner("heuristic") == ""
-    with pytest.raises(driver.ContainerRunError):
-        driver.parse_planner("hf:/models/x")
+    assert in_container.pending_indices(ids, str(tmp_path)) == [2]
+    assert in_container.pending_indices(ids, str(tmp_path), retry_crashed=True) == [1, 2]
+    assert in_container.parse_planner("openai:gpt-4.1-mini") == "gpt-4.1-mini"
+    assert in_container.parse_planner("heuristic") == ""
+    with pytest.raises(in_container.ContainerRunError):
+        in_container.parse_planner("hf:/models/x")
 
 
 # ------------------------------------------------------------------ LLM class against a local server
@@ -97,7 +97,7 @@ def test_llm_class_request_and_stop_handling(httpserver, monkeypatch):
     reply = {"choices": [{"message": {"role": "assistant",
                                        "content": "Thought: go.\nNavigate[table_14]\nAssigned!\nExtra"}}]}
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(reply)
-    llm = driver.OpenAICompatibleLLM(llm_conf(httpserver.url_for("/v1")))
+    llm = in_container.OpenAICompatibleLLM(llm_conf(httpserver.url_for("/v1")))
     text = llm.generate("Task: move the cup.\nThought: ", stop="Assigned!")
     assert text == "Thought: go.\nNavigate[table_14]\n"
     request, _ = httpserver.log[0]
@@ -112,7 +112,7 @@ def test_llm_class_request_and_stop_handling(httpserver, monkeypatch):
 def test_llm_class_multimodal_prompt_keeps_text_and_max_length(httpserver, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     httpserver.expect_request("/chat/completions").respond_with_json({"choices": [{"message": {"content": "Done[]"}}]})
-    llm = driver.OpenAICompatibleLLM(llm_conf(httpserver.url_for("/")))
+    llm = in_container.OpenAICompatibleLLM(llm_conf(httpserver.url_for("/")))
     assert llm.generate([("text", "part one"), ("image", "data:..."), ("text", "part two")], max_length=7) == "Done[]"
     request, _ = httpserver.log[0]
     assert request.get_json()["messages"][-1]["content"] == "part one\npart two"
@@ -121,9 +121,9 @@ def test_llm_class_multimodal_prompt_keeps_text_and_max_length(httpserver, monke
 
 
 def test_llm_class_errors_are_clear(httpserver, monkeypatch):
-    monkeypatch.setattr(driver.time, "sleep", lambda s: None)
+    monkeypatch.setattr(in_container.time, "sleep", lambda s: None)
     httpserver.expect_request("/v1/chat/completions").respond_with_data("nope", status=400)
-    llm = driver.OpenAICompatibleLLM(llm_conf(httpserver.url_for("/v1"), max_retries=1))
+    llm = in_container.OpenAICompatibleLLM(llm_conf(httpserver.url_for("/v1"), max_retries=1))
     with pytest.raises(RuntimeError, match="HTTP 400"):
         llm.generate("x")
     assert len(httpserver.log) == 1  # 4xx is not retried
@@ -136,14 +136,14 @@ def test_llm_class_errors_are_clear(httpserver, monkeypatch):
     httpserver.expect_request("/v1/chat/completions").respond_with_json({"choices": []})
     with pytest.raises(RuntimeError, match="no choices"):
         llm.generate("x")
-    monkeypatch.delenv(driver.BASE_URL_ENV, raising=False)
+    monkeypatch.delenv(in_container.BASE_URL_ENV, raising=False)
     with pytest.raises(ValueError, match="base_url"):
-        driver.OpenAICompatibleLLM({"generation_params": {"model": "m"}})
+        in_container.OpenAICompatibleLLM({"generation_params": {"model": "m"}})
 
 
 def test_llm_base_url_from_environment(monkeypatch):
-    monkeypatch.setenv(driver.BASE_URL_ENV, "http://127.0.0.1:9/v1/")
-    llm = driver.OpenAICompatibleLLM({"generation_params": {"model": "m"}})
+    monkeypatch.setenv(in_container.BASE_URL_ENV, "http://127.0.0.1:9/v1/")
+    llm = in_container.OpenAICompatibleLLM({"generation_params": {"model": "m"}})
     assert llm.base_url == "http://127.0.0.1:9/v1"
 
 
@@ -164,7 +164,7 @@ def python39() -> str | None:
     return None
 
 
-def test_driver_and_scene_export_run_on_python39():
+def test_in_container_runner_and_scene_export_run_on_python39():
     py = python39()
     if py is None:
         pytest.skip("no working python3.9 interpreter on this machine")
@@ -216,7 +216,7 @@ def fake_habitat(tmp_path):
     return tmp_path / "fake"
 
 
-def run_driver(fake, tmp_path, *extra, env_extra=None):
+def run_in_container(fake, tmp_path, *extra, env_extra=None):
     env = dict(os.environ, PYTHONPATH=f"{fake}{os.pathsep}{REPO}", FAKE_LOG=str(tmp_path / "calls.jsonl"),
                **(env_extra or {}))
     return subprocess.run([sys.executable, "-m", "partnr_adapters.in_container", "run", *extra], cwd=tmp_path,
@@ -229,7 +229,7 @@ def test_run_batches_resumes_and_records_failures(fake_habitat, tmp_path):
     framed.write_bytes(gzip.compress(json.dumps({"episodes": [{"episode_id": i} for i in ids]}).encode()))
     common = ["--episodes", str(framed), "--results", str(tmp_path / "res"), "--planner", "openai:m",
               "--base-url", "http://127.0.0.1:1/v1", "--batch-size", "3"]
-    first = run_driver(fake_habitat, tmp_path, *common, env_extra={"FAKE_DIE_ON": "4__neutral"})
+    first = run_in_container(fake_habitat, tmp_path, *common, env_extra={"FAKE_DIE_ON": "4__neutral"})
     assert first.returncode == 0, first.stderr
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert [c[c.index("--config-name") + 1] for c in calls] == ["baselines/single_agent_zero_shot_react_summary.yaml"] * 3
@@ -243,19 +243,19 @@ def test_run_batches_resumes_and_records_failures(fake_habitat, tmp_path):
     assert manifest["planner"] == "openai:m"
 
     (tmp_path / "calls.jsonl").unlink()
-    second = run_driver(fake_habitat, tmp_path, *common)  # resume: only the two without stats
+    second = run_in_container(fake_habitat, tmp_path, *common)  # resume: only the two without stats
     assert second.returncode == 0, second.stderr
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert [next(a for a in c if a.startswith("+episode_indices")) for c in calls] == ["+episode_indices=[4,5]"]
     manifest2 = json.loads((tmp_path / "res" / "framebench-run.json").read_text())
     assert manifest2["run_id"] == manifest["run_id"] and len(manifest2["batches"]) == 4
 
-    other = run_driver(fake_habitat, tmp_path, *[("openai:other" if a == "openai:m" else a) for a in common])
+    other = run_in_container(fake_habitat, tmp_path, *[("openai:other" if a == "openai:m" else a) for a in common])
     assert other.returncode == 2 and "holds a run of openai:m" in other.stderr
 
 
 def test_run_without_habitat_is_one_line_exit_2(tmp_path):
-    if driver.have_habitat():
+    if in_container.have_habitat():
         pytest.skip("habitat_llm is installed here")
     result = subprocess.run([sys.executable, "-m", "partnr_adapters.in_container", "run", "--episodes", "x", "--results",
                              "r", "--planner", "heuristic"], cwd=REPO, capture_output=True, text=True, timeout=60)
@@ -268,4 +268,4 @@ def test_real_habitat_smoke():
                         "run this inside the framebench Habitat image")
     from habitat_llm.llm.base_llm import BaseLLM
 
-    assert issubclass(driver.OpenAICompatibleLLM, BaseLLM)
+    assert issubclass(in_container.OpenAICompatibleLLM, BaseLLM)

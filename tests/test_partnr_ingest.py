@@ -146,7 +146,7 @@ def test_cli_ingest_prints_problems(results, tmp_path, capsys):
         main(["partnr", "ingest", str(root), "--episodes", str(framed), "--out", str(tmp_path / "cli")])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "14 episode variants: 12 finished, 2 crashed or missing" in out
+    assert "14 episode framings: 12 finished, 2 crashed or missing" in out
     assert "crashed: 7__incorrect_propositional" in out and "missing: 7__incorrect_global" in out
 
 

@@ -375,7 +375,7 @@ def test_kill_the_driver_then_rerun_resumes(cluster, episodes12, oracle12):
     assert_same(oracle12, out)
     after = store_rows(out)
     assert kept <= after and len(after) == 84  # nothing stored was made again
-    assert json.loads((out / "run.json").read_text())["n_variants"] == 84
+    assert json.loads((out / "run.json").read_text())["n_framings"] == 84
 
 
 def test_stop_a_worker_nodes_raylet_mid_run(cluster, episodes12, oracle12):

@@ -115,31 +115,31 @@ class FramingQASuite(Suite):
     headline_note = ("FramingQA: per context the share of its questions of that bias answered "
                      "right, averaged over contexts.")
 
-    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+    def compute(self, inputs) -> Mapping[str, Any] | None:
         from text_eval.framingqa.metrics import score_framingqa
 
-        return score_framingqa(records, n_resamples=n_resamples)
+        return score_framingqa(inputs.records, n_resamples=inputs.n_resamples)
 
-    def sections(self, metrics):
+    def report_sections(self, report):
         from framebench.scoring.sections import Section
         from text_eval.framingqa.tables import framingqa_tables
 
-        return [Section(self.title, framingqa_tables(metrics))]
+        return [Section(self.title, framingqa_tables(report[self.name]))]
 
-    def figures(self, metrics):
+    def report_figures(self, report):
         from text_eval.framingqa.figures import framingqa_figures
 
-        return framingqa_figures(metrics)
+        return framingqa_figures(report[self.name])
 
     def comparison(self):
         from text_eval.comparisons import FRAMINGQA_COMPARISON
 
         return FRAMINGQA_COMPARISON
 
-    def summary(self, metrics):
+    def summary_tables(self, report):
         from text_eval.framingqa.tables import summary_tables
 
-        return summary_tables(metrics)
+        return summary_tables(report[self.name])
 
     def headline(self, inputs):
         from text_eval.framingqa.headline import score_headline
@@ -231,35 +231,32 @@ class OmitSuite(Suite):
 
         return [(name, condition.summary) for name, condition in conditions().items()]
 
-    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
-        return self._score(records, analyses=True)
-
-    def compute(self, inputs):
+    def compute(self, inputs) -> Mapping[str, Any] | None:
         """The console summary (``quick``) skips the persona analyses."""
-        return self._score(inputs.records, analyses=not inputs.quick)
-
-    def _score(self, records, analyses: bool) -> Mapping[str, Any] | None:
         from text_eval.omit.analysis import analyze
         from text_eval.omit.metrics import score_omit
 
+        records = inputs.records
         metrics = score_omit(records)
-        if metrics and analyses:
+        if metrics and not inputs.quick:
             metrics["analysis"] = analyze(records[records["suite"] == self.name])
         return metrics
 
-    def sections(self, metrics):
+    def report_sections(self, report):
         from framebench.scoring.sections import Section
         from text_eval.omit.analysis_report import tables
         from text_eval.omit.tables import omit_tables
 
+        metrics = report[self.name]
         analysis = tables(metrics.get("analysis") or {})
         return [Section(self.title, omit_tables(metrics))] + ([Section("OMIT analyses", analysis)]
                                                                if analysis else [])
 
-    def figures(self, metrics):
+    def report_figures(self, report):
         from text_eval.omit.analysis_report import figures
         from text_eval.omit.tables import omit_obr_figure
 
+        metrics = report[self.name]
         return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
                 *figures(metrics.get("analysis") or {})]
 
@@ -268,10 +265,10 @@ class OmitSuite(Suite):
 
         return OMIT_COMPARISON
 
-    def summary(self, metrics):
+    def summary_tables(self, report):
         from text_eval.omit.tables import summary_tables
 
-        return summary_tables(metrics)
+        return summary_tables(report[self.name])
 
     def model_note(self, model):
         from text_eval.omit.metrics import PERSONA_PREFIX
@@ -301,24 +298,24 @@ class FramingQARotatedSuite(FramingQASuite):
     """FramingQA MC items in rotated option orders (``text_eval.framingqa.rotation``): run like FramingQA,
     scored only as option-position control, next to the same model's fixed-order rows."""
 
-    def score(self, records, n_resamples: int) -> Mapping[str, Any] | None:
+    def compute(self, inputs) -> Mapping[str, Any] | None:
         from text_eval.framingqa.rotation import score_rotation
 
-        return score_rotation(records, n_resamples)
+        return score_rotation(inputs.records, inputs.n_resamples)
 
-    def sections(self, metrics):
+    def report_sections(self, report):
         from framebench.scoring.sections import Section
         from text_eval.framingqa.rotation import rotation_table
 
-        return [Section(self.title, [rotation_table(metrics)])]
+        return [Section(self.title, [rotation_table(report[self.name])])]
 
-    def figures(self, metrics):
+    def report_figures(self, report):
         return []
 
     def comparison(self):
         return None
 
-    def summary(self, metrics):
+    def summary_tables(self, report):
         return []
 
     def headline(self, inputs):

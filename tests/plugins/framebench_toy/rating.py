@@ -40,23 +40,23 @@ class RatingSuite(Suite):
                         gold=item["gold"], answer=answer, parse="ok" if answer else "unparsed",
                         correct=off is not None and off <= 1, output=output, stars_off=off)
 
-    def score(self, records, n_resamples):
-        mine = records[records["suite"] == "rating"]
+    def compute(self, inputs):
+        mine = inputs.records[inputs.records["suite"] == "rating"]
         return {model: {"n": len(rows), "within_one": float(rows["correct"].mean()),
                         "mean_off": float(rows["stars_off"].mean())}
                 for model, rows in mine.groupby("model")}
 
-    def sections(self, metrics):
+    def report_sections(self, report):
         rows = [[model, str(m["n"]), f"{100 * m['within_one']:.1f}", f"{m['mean_off']:.2f}"]
-                for model, m in sorted(metrics.items())]
+                for model, m in sorted(report["rating"].items())]
         return [Section(self.title, [Table("Star ratings", "right = within one star of the gold",
                                            ["Model", "Reviews", "Within one star (%)", "Mean stars off"],
                                            rows)])]
 
-    def summary(self, metrics):
+    def summary_tables(self, report):
         return [SummaryTable("Star ratings", ["model", "n", "within one"],
                              [[m, str(v["n"]), f"{100 * v['within_one']:.1f}"]
-                              for m, v in sorted(metrics.items())])]
+                              for m, v in sorted(report["rating"].items())])]
 
     def context_summary(self, records):
         off = [int(r["stars_off"]) for r in records if r["stars_off"] == r["stars_off"]]  # NaN: unrated

@@ -25,13 +25,14 @@ class ParitySuite(Suite):
                         parse="ok" if answer else "unparsed", correct=answer == item["gold"],
                         output=output)
 
-    def score(self, records, n_resamples):
-        mine = records[records["suite"] == "parity"]
+    def compute(self, inputs):
+        mine = inputs.records[inputs.records["suite"] == "parity"]
         return {model: {"n": int(len(rows)), "accuracy": float(rows["correct"].mean())}
                 for model, rows in mine.groupby("model")}
 
-    def sections(self, metrics):
-        rows = [[model, str(m["n"]), f"{100 * m['accuracy']:.1f}"] for model, m in sorted(metrics.items())]
+    def report_sections(self, report):
+        rows = [[model, str(m["n"]), f"{100 * m['accuracy']:.1f}"]
+                for model, m in sorted(report["parity"].items())]
         return [Section(self.title, [Table("Parity accuracy", "share of items answered right",
                                            ["Model", "Items", "Accuracy (%)"], rows)])]
 
