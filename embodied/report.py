@@ -44,7 +44,7 @@ EMBODIED_CAPTIONS = {
     "included (PARTNR's replanning_count; at most the replan cap + 1). Mean over variants; strict: "
     f"mean over the variants of the episodes counted in strict completion ({MISSING} when none "
     f"qualifies). Oracle and script planners make no LLM calls: {MISSING} (n/a). " + _EMBODIED_SETS,
-    "steps": "Steps: simulator steps per variant (the symbolic backend's cost model; not comparable "
+    "steps": "Steps: simulator steps per variant (the symbolic simulator's cost model; not comparable "
     "to Habitat's). Mean over variants; strict: mean over the variants of the episodes counted in "
     f"strict completion ({MISSING} when none qualifies). " + _EMBODIED_SETS,
 }

@@ -4,7 +4,7 @@ The ground-truth world graph PARTNR builds for an episode (``EnvironmentInterfac
 rooms, furniture with receptacles, objects, agents; names like ``table_14``, ``cup_0``,
 ``floor_living_room_1``) becomes the embodied runner's ``scene``; proposition arguments and
 ``object_states`` are rewritten from simulator handles / region ids to those names, so the episode
-replays on the symbolic backend on a CPU box.
+replays on the symbolic simulator on a CPU box.
 
 Python 3.9-compatible (it runs in the container); the conversion functions are pure and take the
 world graph duck-typed (``get_all_rooms/get_all_furnitures/get_all_objects/get_agents`` and

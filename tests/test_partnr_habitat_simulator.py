@@ -50,12 +50,12 @@ def test_without_docker_or_habitat_one_clear_line(monkeypatch, tmp_path):
     assert not (tmp_path / "run").exists()  # nothing written
 
 
-def test_cli_embodied_backend_habitat_without_docker_exits_2(monkeypatch, tmp_path, capsys):
+def test_cli_embodied_simulator_habitat_without_docker_exits_2(monkeypatch, tmp_path, capsys):
     no_habitat_no_docker(monkeypatch)
     from framebench.cli import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["embodied", "--backend", "habitat", "--planner", "openai:m", "--episodes",
+        main(["embodied", "--simulator", "habitat", "--planner", "openai:m", "--episodes",
               str(episodes_file(tmp_path)), "--out", str(tmp_path / "o")])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
