@@ -31,10 +31,28 @@ def _script(arg: str):
     return ScriptPlanner(arg)
 
 
+# the symbolic simulator's own options (``SimulationSettings.options``): name -> (type, help)
+SYMBOLIC_OPTIONS = {"partnr_compat": (bool, "evaluate as PARTNR's code does, quirks included")}
+
+
+def symbolic_options(options) -> dict:
+    """The symbolic simulator's options with their defaults (False); an unknown one or a value of
+    the wrong type is a user error."""
+    from framebench.errors import UserError
+
+    for name, value in options.items():
+        if name not in SYMBOLIC_OPTIONS:
+            raise UserError(f"simulator symbolic: unknown option {name!r} (known: {', '.join(SYMBOLIC_OPTIONS)})")
+        if not isinstance(value, SYMBOLIC_OPTIONS[name][0]):
+            raise UserError(f"simulator symbolic: option {name!r} must be a {SYMBOLIC_OPTIONS[name][0].__name__}")
+    return {"partnr_compat": False, **options}
+
+
 class SymbolicSimulator(Simulator):
     """Runs planners in framebench's symbolic PARTNR-semantics household (``embodied.env``)."""
 
     name = "symbolic"
+    options = {name: text for name, (_type, text) in SYMBOLIC_OPTIONS.items()}
 
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",
@@ -47,8 +65,8 @@ class SymbolicSimulator(Simulator):
 
         check_planner_spec(planner)
         parsed = read_episodes(episodes)  # validate before loading any model
-        s = settings
-        identity = run_identity(planner, episodes, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
+        s, options = settings, symbolic_options(settings.options)
+        identity = run_identity(planner, episodes, replan_cap=s.replan_cap, partnr_compat=options["partnr_compat"],
                                 limit=s.limit, max_new_tokens=s.max_new_tokens)
         check_reuse(out, identity, force)
         if s.limit is not None and s.limit < len(parsed):
@@ -56,7 +74,7 @@ class SymbolicSimulator(Simulator):
 
             warn(f"--limit {s.limit}: running {s.limit} of {len(parsed)} episodes; these metrics are not the "
                  "benchmark's (use --limit for smoke tests only)")
-        return run(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=s.partnr_compat,
+        return run(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=options["partnr_compat"],
                    limit=s.limit, progress=progress, identity=identity, parsed=parsed,
                    max_new_tokens=s.max_new_tokens, model_args=dict(s.model_args), executor=executor,
                    ray_address=ray_address, ray_workers=ray_workers)

@@ -141,13 +141,14 @@ def episode_row_problems(rows):
 
 EMBODIED_RECORDS = SuiteRecords(
     formats={"episode": ()},  # no gold or answer: the simulator's evaluation scores the episode
-    columns={"constraint": (pa.string(), ""), "percent_complete": (pa.float64(), None),
+    columns={"slot": (pa.string(), ""),  # FramingQA's column too: a framing's slot (neutral, <bias>/<level>)
+             "constraint": (pa.string(), ""), "percent_complete": (pa.float64(), None),
              "success": (pa.bool_(), None), "sim_steps": (pa.int64(), None), "replans": (pa.int64(), None)},
     enums={"constraint": (*CONSTRAINTS, "")}, check=episode_row_problems,
     column_order=20)  # the layout records files have always had
 EMBODIED = EmbodiedSuite(
     "embodied", "FramingQA robotics (embodied)", tasks=("robotics",), order=20, records=EMBODIED_RECORDS,
-    drilldown_columns=("item_id", "bias", "level", "form", "variant", "constraint",
-                       "percent_complete", "success", "sim_steps", "replans"),
-    result_columns=("percent_complete", "success"),
+    drilldown_columns=("item_id", "bias", "level", "constraint", "percent_complete", "success", "sim_steps",
+                       "replans"),
+    result_columns=("percent_complete", "success"), share_columns=("percent_complete",),
     list_columns=("bias", "level", "constraint"), reference=("bias", "neutral"))

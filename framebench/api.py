@@ -20,14 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from framebench.registry import DEFAULT_ANSWER_MODE
+from framebench.simulation import DEFAULT_SIMULATOR  # the CLI's default too
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from framebench.run_folder import Runs, RunSummary
 
 __all__ = ["Scored", "compare", "plan", "run_embodied", "run_text", "score", "write_report"]
-
-DEFAULT_SIMULATOR = "symbolic"
 
 
 def run_text(model: str | None, data: str | Path, out: str | Path, *,
@@ -37,7 +38,7 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
              concurrency: int = 8, base_url: str | None = None, progress: bool = False,
              backend: Any = None, force: bool = False, executor: str = "local",
              ray_address: str | None = None, ray_workers: int | None = None,
-             answer: str = "generate", reasoning_from: Sequence[str | Path] = ()) -> RunSummary:
+             answer: str = DEFAULT_ANSWER_MODE, reasoning_from: Sequence[str | Path] = ()) -> RunSummary:
     """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` and write
     the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
     declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
@@ -58,12 +59,13 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
 
 def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
                  simulator: str = DEFAULT_SIMULATOR, replan_cap: int = 25, max_new_tokens: int = 64,
-                 partnr_compat: bool = False, limit: int | None = None,
+                 simulator_options: Mapping[str, Any] | None = None, limit: int | None = None,
                  model_args: Mapping[str, Any] | None = None, progress: bool = False,
                  force: bool = False, executor: str = "local", ray_address: str | None = None,
                  ray_workers: int | None = None) -> Path:
     """Run a planner (``oracle``, ``script:FILE`` or any model spec) on every episode in its
-    neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``).
+    neutral and six framed variants in a simulator engine (``symbolic`` or ``habitat``);
+    ``simulator_options``: that simulator's own options (``SimulationSettings.options``).
     ``executor="ray"`` runs the episodes on a Ray cluster (``ray_address``, ``ray_workers``)."""
     from framebench.executors import check_executor
     from framebench.registry import build_engine
@@ -71,7 +73,8 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
 
     sim = build_engine(simulator, "simulator")
     settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens,
-                                  partnr_compat=partnr_compat, limit=limit, model_args=dict(model_args or {}))
+                                  limit=limit, model_args=dict(model_args or {}),
+                                  options=dict(simulator_options or {}))
     return sim.run(planner, Path(episodes), Path(out), settings, progress=progress, force=force,
                    executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
 

@@ -19,24 +19,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from framebench.errors import UserError
-from framebench.vocabulary import (
-    BIASES,
-    BINARY_ANSWERS,
-    FORMS,
-    LEVELS,
-    MC_ANSWERS,
-    NEUTRAL,
-    PHRASINGS,
-)
+from framebench.vocabulary import BIASES, BINARY_ANSWERS, LEVELS, MC_ANSWERS, NEUTRAL
 
 RECORDS_FILE = "records.parquet"
 # Written into every records file's parquet metadata. 1: files from before the field (read as
-# they are); 2: the open contract (core columns plus the registered suites' columns).
-SCHEMA_VERSION = 2
+# they are); 2: the open contract (core columns plus the registered suites' columns); 3: only what
+# every suite has is core (the suites declare the rest, FramingQA's ``variant`` is ``phrasing``;
+# files of 1 and 2 map on read through the suites' ``former_names``).
+SCHEMA_VERSION = 3
 VERSION_KEY = b"framebench.records_schema_version"
 
-# The core columns every row has (column -> arrow type, in contract order); the registered
-# suites' own columns come between ``output`` and the trailing core columns.
+# The core columns every row has, whatever its suite (column -> arrow type, in contract order):
+# ids, model, suite/task/format, context and item, the framing every suite shares (``bias``,
+# ``level``: docs/design.md "Records"), gold, answer, parse, correct, output; the registered
+# suites' own columns come between ``output`` and the trailing answer-mode columns.
 CORE_COLUMNS: dict[str, pa.DataType] = {
     "run_id": pa.string(),
     "model": pa.string(),
@@ -47,17 +43,14 @@ CORE_COLUMNS: dict[str, pa.DataType] = {
     "item_id": pa.string(),
     "bias": pa.string(),
     "level": pa.string(),
-    "form": pa.string(),
-    "variant": pa.string(),
-    "option": pa.string(),
-    "distractor": pa.string(),
-    "slot": pa.string(),
     "gold": pa.string(),
     "answer": pa.string(),
     "parse": pa.string(),
     "correct": pa.bool_(),
     "output": pa.string(),
 }
+# the answer-mode protocol's columns (``framebench.pipeline.text.AnswerMode``: any mode may keep
+# the allowed answers' probabilities, ``keeps_probs``), after every suite's
 TRAILING_COLUMNS: dict[str, pa.DataType] = {"answer_mode": pa.string(), "answer_probs": pa.string()}
 
 PARSES = ("ok", "unparsed", "refusal")
@@ -75,19 +68,12 @@ def answer_mode_values() -> tuple[str, ...]:
 CORE_ENUMS: dict[str, tuple[str, ...]] = {
     "bias": (NEUTRAL, *BIASES),
     "level": (*LEVELS, ""),
-    "form": (*FORMS, ""),
-    "variant": (*PHRASINGS, ""),  # the phrasing (Q1-Q3); the column keeps its first name
     "parse": PARSES,
 }
 
 # Defaults for columns a suite does not use, so producers only fill what they know.
 CORE_DEFAULTS: dict[str, Any] = {
     "level": "",
-    "form": "",
-    "variant": "",
-    "option": "",
-    "distractor": "",
-    "slot": "",
     "gold": "",
     "answer": "",
     "parse": "ok",
@@ -113,10 +99,16 @@ class SuiteRecords:
     ``formats``: each ``format`` value its rows may have -> the answers ``gold`` and ``answer``
     may hold there (``()``: both stay empty, e.g. an episode); ``gold_optional``: gold may also be
     empty (a question without a right answer). ``columns``: its own columns, name -> (arrow type,
-    default); other suites' rows hold the default of a text column. ``enums``: the allowed values
-    of its own columns (the default included). ``check``: its rows -> (bad rows, message) pairs,
-    for what the declarations cannot say. ``column_order``: where its columns go among the
-    suites' columns in a records file (low first; ties in registration order).
+    default); other suites' rows hold the default. Two suites may declare the same column with the
+    same type and default (FramingQA's and embodied's ``slot``): it is theirs together.
+    ``enums``: the allowed values of its own columns (the default included). ``check``: its rows
+    -> (bad rows, message) pairs, for what the declarations cannot say. ``column_order``: where
+    its columns go among the suites' columns in a records file (low first; ties in registration
+    order). ``former_names``: an earlier name of one of its columns -> (the column, the first
+    records schema version with the new name); older files are read under the new name.
+    ``key_columns``: its columns that, with ``model``, ``suite`` and ``item_id``, tell one
+    response from another (OMIT: a scenario's frame and condition), for the duplicate check and
+    the model comparisons' item matching.
     """
 
     formats: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -125,6 +117,8 @@ class SuiteRecords:
     gold_optional: bool = False
     check: RowCheck | None = None
     column_order: int = 50  # where its columns go among the suites' (low first), so a file's layout is stable
+    former_names: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    key_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,8 +140,27 @@ class RecordsSchema:
         return [c for c in self.columns if c not in self.defaults]
 
     def owner(self, column: str) -> str | None:
-        """The suite that declares ``column`` (None: a core column)."""
-        return next((name for name, (_, decl) in self.suites.items() if column in decl.columns), None)
+        """The (first) suite that declares ``column`` (None: a core column)."""
+        return next(iter(self.owners(column)), None)
+
+    def owners(self, column: str) -> tuple[str, ...]:
+        """The suites that declare ``column`` (empty: a core column)."""
+        return tuple(name for name, (_, decl) in self.suites.items() if column in decl.columns)
+
+    def suite_columns(self) -> tuple[str, ...]:
+        """Every column a suite declares, in file order."""
+        return tuple(c for c in self.columns if self.owners(c))
+
+    def key_columns(self) -> list[str]:
+        """What tells one response from another: ``model``, ``suite``, ``item_id`` and every
+        suite's ``key_columns``."""
+        return ["model", "suite", "item_id",
+                *dict.fromkeys(c for _, decl in self.suites.values() for c in decl.key_columns)]
+
+    def former_names(self, version: int) -> dict[str, str]:
+        """Old column name -> its column, for a file of records schema ``version``."""
+        return {old: new for _, decl in self.suites.values()
+                for old, (new, since) in decl.former_names.items() if version < since}
 
 
 def build_schema(suites: Mapping[str, tuple[Sequence[str], SuiteRecords]]) -> RecordsSchema:
@@ -156,12 +169,20 @@ def build_schema(suites: Mapping[str, tuple[Sequence[str], SuiteRecords]]) -> Re
     enums = {"suite": tuple(suites), "task": tuple(dict.fromkeys(t for tasks, _ in suites.values() for t in tasks)),
              "format": tuple(dict.fromkeys(f for _, decl in suites.values() for f in decl.formats)),
              **CORE_ENUMS, "answer_mode": answer_mode_values()}
+    owners: dict[str, str] = {}
     for name, (_, decl) in sorted(suites.items(), key=lambda kv: kv[1][1].column_order):
         for column, (typ, default) in decl.columns.items():
-            if column in columns or column in TRAILING_COLUMNS:
-                raise TypeError(f"suite {name!r} declares record column {column!r}, which already exists")
+            if column in CORE_COLUMNS or column in TRAILING_COLUMNS:
+                raise TypeError(f"suite {name!r} declares record column {column!r}, a core column")
+            if column in owners and (columns[column], defaults[column]) != (typ, default):
+                raise TypeError(f"suite {name!r} declares record column {column!r}, which suite "
+                                f"{owners[column]!r} declares with another type or default")
+            owners.setdefault(column, name)
             columns[column], defaults[column] = typ, default
-        enums.update(decl.enums)
+        for column, allowed in decl.enums.items():
+            if column in enums and column in owners and tuple(enums[column]) != tuple(allowed):
+                raise TypeError(f"suite {name!r} declares other values for record column {column!r}")
+            enums[column] = allowed
     columns.update(TRAILING_COLUMNS)
     return RecordsSchema(columns, defaults, enums,
                          {name: (tuple(tasks), decl) for name, (tasks, decl) in suites.items()})
@@ -285,6 +306,10 @@ def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.Da
     if not 1 <= version <= SCHEMA_VERSION:
         raise RecordsError(f"{path}: records schema version {version} is not one this framebench reads "
                            f"(1-{SCHEMA_VERSION}; upgrade framebench)")
+    renamed = {old: new for old, new in schema.former_names(version).items()
+               if old in table.column_names and new not in table.column_names}
+    if renamed:
+        table = table.rename_columns([renamed.get(c, c) for c in table.column_names])
     columns = schema.columns
     # a suite with no row in the file (one installed after it was written) adds nothing to it
     for col in [*LATER_COLUMNS, *_absent_suite_columns(table, schema)]:
@@ -315,7 +340,7 @@ def _absent_suite_columns(table: pa.Table, schema: RecordsSchema) -> list[str]:
     if "suite" not in table.column_names:
         return []
     present = set(table.column("suite").to_pylist())
-    return [c for name, (_, decl) in schema.suites.items() if name not in present for c in decl.columns]
+    return [c for c in schema.suite_columns() if not present & set(schema.owners(c))]
 
 
 def _cast_to_contract(table: pa.Table, path: Path, columns: Mapping[str, pa.DataType]) -> pa.Table:
@@ -433,12 +458,14 @@ def _check_agreement(df: pd.DataFrame, source: str, schema: RecordsSchema) -> No
                + "; ".join(f"{k}: {', '.join(tasks)}" for k, (tasks, _) in schema.suites.items()))
     _first_bad(source, ~ok_format, "column 'format' does not fit the row's suite "
                + "; ".join(f"{k}: {', '.join(d.formats)}" for k, (_, d) in schema.suites.items()))
-    for name, (_, decl) in schema.suites.items():
-        for column, (_typ, default) in decl.columns.items():
-            values = df[column]
-            set_here = values.notna() if default is None else values.fillna(default) != default
-            _first_bad(source, (suite != name) & set_here, f"column '{column}' is {name}'s: other suites' rows leave it "
-                       f"{'empty' if default is None else repr(default)}")
+    for column in schema.suite_columns():
+        default, owners = schema.defaults[column], schema.owners(column)
+        values = df[column]
+        set_here = values.notna() if default is None else values.fillna(default) != default
+        whose = [f"{o}'s" for o in owners]
+        whose_text = whose[0] if len(whose) == 1 else f"{', '.join(whose[:-1])} and {whose[-1]}"
+        _first_bad(source, ~suite.isin(owners) & set_here, f"column '{column}' is {whose_text}: other "
+                   f"suites' rows leave it {'empty' if default is None else repr(default)}")
     gold, answer = df["gold"].fillna(""), df["answer"].fillna("")
     for name, (_, decl) in schema.suites.items():
         for fmt_name, allowed in decl.formats.items():

@@ -48,6 +48,9 @@ DEVICES = ("cpu", "gpu", "remote")
 # What a model engine's backends can do (declared, not probed): free generation, scoring a set of
 # allowed answers (``--answer constrained``), scoring continuations (the choice planner).
 CAPABILITIES = ("generate", "score_answers", "score_continuations")
+# The answer mode a text job gets without ``--answer``: the pipeline's own (``framebench.pipeline.
+# text.GenerateMode``, registered under ``framebench.answer_modes`` like any other).
+DEFAULT_ANSWER_MODE = "generate"
 CAPABILITY_WORDS = {"generate": "generate text", "score_answers": "score allowed answers",
                     "score_continuations": "score continuations"}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

@@ -29,8 +29,14 @@ if TYPE_CHECKING:
 PROMPTS_FILE = "prompts.jsonl"
 EPISODE_LOGS = "episodes"  # embodied: one JSON log per episode variant
 RUN_FILES = (RECORDS_FILE, PROMPTS_FILE, RUN_FILE, STORE_FILE)
-# one response per model and item (OMIT: per condition and frame)
-DUPLICATE_KEY = ["model", "suite", "item_id", "condition", "frame"]
+
+
+def duplicate_key() -> list[str]:
+    """One response per model and item, and per value of the suites' ``key_columns`` (OMIT: per
+    condition and frame): ``RecordsSchema.key_columns`` of the registered contract."""
+    from framebench.records import registered_schema
+
+    return registered_schema().key_columns()
 
 
 def model_slug(spec: str) -> str:
@@ -216,11 +222,12 @@ def load_runs(run_dirs: list[Path], force: bool = False) -> Runs:
         raise UserError("no run folders given")
     frames = [folder.records for folder in folders]
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    dup = df.duplicated(DUPLICATE_KEY, keep="first")
+    key = duplicate_key()
+    dup = df.duplicated(key, keep="first")
     if dup.any():
         row = df[dup].iloc[0]
+        extra = "".join(f", {c} {row[c]!r}" for c in key[3:] if row[c] not in ("", None))
         raise UserError(
-            f"record for model {row['model']!r}, item {row['item_id']!r}"
-            f"{f', condition {row.condition!r}' if row['condition'] else ''} appears twice "
+            f"record for model {row['model']!r}, item {row['item_id']!r}{extra} appears twice "
             f"(run {row['run_id']!r}): score each run once")
     return Runs(df, prompts, tuple(folders), tuple(warnings))

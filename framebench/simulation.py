@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
+
+DEFAULT_SIMULATOR = "symbolic"  # the embedded default (docs/design.md), the one without Habitat
 
 
 @dataclass(frozen=True)
@@ -19,22 +22,25 @@ class SimulationSettings:
     """How a planner runs the episodes (``framebench embodied``'s flags).
 
     ``replan_cap``: most LLM planner calls past the first (PARTNR's ``replanning_threshold``);
-    ``max_new_tokens``: LLM planners' tokens per decision; ``partnr_compat``: evaluate as
-    PARTNR's code does, quirks included (symbolic simulator only); ``limit``: only the first N
-    episodes; ``model_args``: the model engine's options (``--model-arg``)."""
+    ``max_new_tokens``: LLM planners' tokens per decision; ``limit``: only the first N
+    episodes; ``model_args``: the model engine's options (``--model-arg``); ``options``: the
+    simulator's own options, which that simulator checks and reads (the symbolic one's are in its
+    package: ``embodied.engines``)."""
 
     replan_cap: int = 25
     max_new_tokens: int = 64
-    partnr_compat: bool = False
     limit: int | None = None
     model_args: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
 class Simulator(Protocol):
-    """A simulator engine's value."""
+    """A simulator engine's value. ``options``: its own options (name -> one line of help),
+    whose values ``SimulationSettings.options`` carries; it checks them itself."""
 
     name: str
+    options: Mapping[str, str] = MappingProxyType({})
 
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from framebench.backends.base import Chat, Decoding
 from framebench.records import STANDARD_ANSWERS, SuiteRecords
+from framebench.registry import DEFAULT_ANSWER_MODE
 from framebench.scoring.parts import RecordsView, ReportPart
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Job:
     decoding_name: str = ""
     key: str = ""
     output: str | None = None
-    answer_mode: str = "generate"
+    answer_mode: str = DEFAULT_ANSWER_MODE
     probs: dict[str, float] | None = None
 
     @property
@@ -84,6 +85,9 @@ class Suite(ReportPart, RecordsView):
     grid_groups: tuple[str, ...] = ("bias", "level")
     grid_pair: str = ""
     reference: tuple[str, str] | None = None
+    row_order: tuple[str, ...] = ("bias", "level")
+    share_columns: tuple[str, ...] = ()
+    filter_columns: Mapping[str, str] = field(default_factory=dict)
     stage = 0
 
     def __post_init__(self) -> None:

@@ -3,9 +3,9 @@
 
 A request is asked ``neutral`` (unframed) or framed toward the right answer (``correct``) or a
 wrong one (``incorrect``) at one of three levels; ``slot_of`` names that framing in the records'
-``slot`` column. Text items also come in three phrasings of the same question (the records keep
-the column name ``variant`` for them) and two forms (plain, negated); a scored answer is one of
-the binary or multiple-choice answer sets.
+``slot`` column (FramingQA's and embodied's). Text items also come in three phrasings of the same
+question (FramingQA's records column ``phrasing``; its items' field ``variant``) and two forms
+(plain, negated); a scored answer is one of the binary or multiple-choice answer sets.
 """
 
 from __future__ import annotations

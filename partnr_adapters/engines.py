@@ -22,8 +22,10 @@ class HabitatSimulator(Simulator):
         """Locally the in-container runner runs here; on Ray its batches are units on the ``habitat`` hosts."""
         from partnr_adapters import habitat_simulator
 
-        if settings.partnr_compat:
+        if settings.options.get("partnr_compat"):
             raise UserError("--partnr-compat applies to the symbolic simulator (Habitat runs PARTNR's own evaluator)")
+        if settings.options:
+            raise UserError(f"simulator habitat: it takes no simulator options (got {', '.join(settings.options)})")
         habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=executor,
                                       ray_address=ray_address, workers=ray_workers, progress=progress,
                                       replanning_threshold=settings.replan_cap,

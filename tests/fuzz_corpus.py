@@ -441,7 +441,7 @@ def _records_frame():
 
     rows = [
         rec.make_row(run_id="r", model="baseline:always-yes", suite="framingqa", task="finance", format="binary",
-                     context_id="c1", item_id="c1:1", bias="correct", level="root", form="plain", variant="Q1",
+                     context_id="c1", item_id="c1:1", bias="correct", level="root", form="plain", phrasing="Q1",
                      gold="Yes", answer="Yes", correct=True, output="Yes"),
         rec.make_row(run_id="r", model="baseline:always-yes", suite="omit", task="omit", format="binary",
                      context_id="s1", item_id="s1:action@M0", bias="neutral", answer="Yes", output="Yes",
@@ -523,7 +523,7 @@ def records_cases() -> list[Case]:
     for col in rec.COLUMNS:
         # LATER_COLUMNS read as their defaults from older files, and so do the columns of a suite
         # with no row in the file (one installed after it was written)
-        if col not in rec.LATER_COLUMNS and schema.owner(col) in (None, *present):
+        if col not in rec.LATER_COLUMNS and (not schema.owners(col) or present & set(schema.owners(col))):
             cases.append(case(f"drop_{col}", drop(col)))
     for col in ("suite", "task", "format", "bias", "level", "parse", "frame", "condition", "constraint",
                 "answer_mode"):

@@ -199,7 +199,7 @@ def _records(model: str, output: str) -> pd.DataFrame:
                                      answer=answer, output=output, frame=frame, condition="M0"))
     rows.append(rec.make_row(run_id="r", model=model, suite="framingqa", task="finance", format="binary",
                              context_id="c1", item_id="c1:1", bias="correct", level="root", form="plain",
-                             variant="Q1", gold="Yes", answer="Yes", correct=True, output=output))
+                             phrasing="Q1", gold="Yes", answer="Yes", correct=True, output=output))
     return pd.DataFrame(rows)
 
 

@@ -38,7 +38,7 @@ def test_settings_reach_the_symbolic_runner(tmp_path, monkeypatch):
         return out
 
     monkeypatch.setattr(runner, "run", fake_run)
-    settings = SimulationSettings(replan_cap=3, max_new_tokens=9, partnr_compat=True, limit=1)
+    settings = SimulationSettings(replan_cap=3, max_new_tokens=9, limit=1, options={"partnr_compat": True})
     build_engine("symbolic", "simulator").run("oracle", DEMO, tmp_path / "r", settings, progress=False)
     assert (seen["replan_cap"], seen["partnr_compat"], seen["limit"]) == (3, True, 1)
     assert seen["identity"]["selection"] == {"replan_cap": 3, "partnr_compat": True, "limit": 1,

@@ -277,3 +277,18 @@ def test_the_contract_rejects_what_the_suite_declares_wrong(toy_plugin, tmp_path
     validate_frame(pd.DataFrame([make_row(**parity)]), "x")
     with pytest.raises(RecordsError, match="column 'frame' is omit's: other suites' rows leave it ''"):
         validate_frame(pd.DataFrame([make_row(**parity, frame="action")]), "x")
+
+
+def test_a_third_party_suite_alone_has_the_core_and_its_own_columns(toy_plugin, tmp_path):
+    """Schema 3: the core is what every suite has; the star-rating plugin's contract is the core
+    columns, its ``stars_off`` and the answer-mode columns, with no FramingQA, OMIT or embodied
+    column, and its rows validate and read back through it."""
+    rating = registry.suite("rating")
+    schema = records.build_schema({"rating": (rating.task_names(), rating.records)})
+    assert list(schema.columns) == [*records.CORE_COLUMNS, "stars_off", *records.TRAILING_COLUMNS]
+    row = {c: schema.defaults.get(c) for c in schema.columns} | dict(
+        run_id="r", model="m", suite="rating", task="reviews", format="stars", context_id="c", item_id="c:1",
+        bias="neutral", gold="4", answer="5", correct=True, stars_off=1)
+    path = records.write_records([row], tmp_path, schema=schema)
+    assert records.read_records(path, schema=schema)["stars_off"].tolist() == [1]
+

@@ -17,7 +17,7 @@ from framebench.records import RecordsError, make_row, read_records, write_recor
 def text_row(**over):
     base = dict(run_id="r1", model="baseline:always-yes", suite="framingqa", task="finance",
                 format="binary", context_id="c1", item_id="c1/correct/root/plain/Q1", bias="correct",
-                level="root", form="plain", variant="Q1", option="Fees", slot="correct/root/plain/Q1",
+                level="root", form="plain", phrasing="Q1", option="Fees", slot="correct/root/plain/Q1",
                 gold="Yes", answer="Yes", parse="ok", correct=True, output="Yes")
     base.update(over)
     return make_row(**base)
@@ -235,3 +235,17 @@ def test_records_without_page_checksums_still_read(tmp_path):
     pq.write_table(records.to_table(_many_rows()), tmp_path / "theirs" / "records.parquet")  # no checksums
     assert read_records(tmp_path / "theirs").equals(df)
     assert len(df) == 400 and df["output"].iloc[7] == "No, because of reason 7"
+
+
+def test_two_suites_may_share_a_column_only_alike():
+    """FramingQA and embodied both declare ``slot``; a column declared twice with another type is
+    refused, and a shared column is left at its default by the other suites' rows."""
+    registered = records.registered_schema()
+    assert set(registered.owners("slot")) >= {"framingqa", "embodied"} and registered.owners("frame") == ("omit",)
+    clash = records.SuiteRecords(formats={"binary": ("Yes", "No")}, columns={"slot": (pa.int64(), None)})
+    with pytest.raises(TypeError, match="'slot', which suite 'framingqa' declares with another type"):
+        records.build_schema({**registered.suites, "clash": (("t",), clash)})
+    with pytest.raises(RecordsError, match="column 'slot' is framingqa's, framingqa_rotated's and embodied's"):
+        records.validate_frame(pd.DataFrame([text_row(suite="omit", task="omit", bias="neutral", level="",
+                                                      form="", phrasing="", option="", slot="x", gold="",
+                                                      frame="action", condition="M0")]), "x")

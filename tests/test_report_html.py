@@ -52,7 +52,7 @@ def _text_rows(rng: random.Random, model: str, skill: float, task: str, fmt: str
         rows.append(make_row(
             run_id="run-1", model=model, suite="framingqa", task=task, format=fmt,
             context_id=context, item_id=f"{task}/{fmt}/{context}/{slot}", bias=bias, level=level,
-            form=form, variant=variant, option=distractor or "gold", distractor=distractor,
+            form=form, phrasing=variant, option=distractor or "gold", distractor=distractor,
             slot=slot, gold=gold, answer=answer, parse=parse,
             correct=parse == "ok" and answer == gold,
             output=f"Answer: {answer}" if answer else "I am not sure what the evidence implies.",
@@ -70,7 +70,7 @@ def _episode_rows(rng: random.Random, model: str, episode: str) -> list[dict[str
         rows.append(make_row(
             run_id="run-1", model=model, suite="embodied", task="robotics", format="episode",
             context_id=episode, item_id=f"{episode}/{bias}/{level or 'neutral'}", bias=bias,
-            level=level, variant="Q1" if bias != "neutral" else "",
+            level=level, phrasing="Q1" if bias != "neutral" else "",
             slot=f"{bias}/{level}", constraint=constraint, percent_complete=percent,
             success=percent == 1.0, sim_steps=rng.randint(200, 900), replans=rng.randint(3, 14),
             output="Final: placed the cup on the table." if done else "Final: gave up.",
@@ -130,7 +130,7 @@ def _one_context(output: str, prompt_item: str = "x/1") -> pd.DataFrame:
     return pd.DataFrame([make_row(
         run_id="r", model="hf:/m", suite="framingqa", task="finance", format="binary",
         context_id="ctx-<b>bold</b>", item_id=prompt_item, bias="correct", level="root", form="plain",
-        variant="Q1", gold="Yes", answer="Yes", parse="ok", correct=True, output=output)])
+        phrasing="Q1", gold="Yes", answer="Yes", parse="ok", correct=True, output=output)])
 
 
 # ---------------------------------------------------------------- plain tests

@@ -28,7 +28,7 @@ def _fqa_rows(model: str, pattern: dict[str, dict[str, list[bool]]]) -> list[dic
                 rows.append(make_row(
                     run_id="r", model=model, suite="framingqa", task="finance", format="binary",
                     context_id=ctx, item_id=f"{ctx}-{bias}-{k}", bias=bias, level="root", form="plain",
-                    variant=f"Q{k + 1}", option="x", distractor="d1" if bias == "incorrect" else "",
+                    phrasing=f"Q{k + 1}", option="x", distractor="d1" if bias == "incorrect" else "",
                     slot=f"{bias}/root/plain/Q{k + 1}", gold="Yes", answer="Yes" if ok else "No",
                     parse="ok", correct=ok))
     return rows

@@ -44,7 +44,7 @@ def _framingqa_run(run_dir: Path, model: str, wrong_on_incorrect: bool) -> None:
             rows.append(make_row(
                 run_id=f"run-{model}", model=model, suite="framingqa", task="law_hearsay",
                 format="binary", context_id=context, item_id=item_id, bias=bias, level=level,
-                form=form, variant="Q1", option="Hearsay", distractor=distractor, slot=slot,
+                form=form, phrasing="Q1", option="Hearsay", distractor=distractor, slot=slot,
                 gold=gold, answer=answer, parse="ok", correct=not wrong, output=output))
             word = " zebra" if (context == "c3" and slot == "correct/root/plain/Q1") else ""
             prompts.append({"item_id": item_id, "prompt": f"Passage of {context}: a witness spoke.\n\n"

@@ -36,7 +36,7 @@ def header(html: str, table: str) -> list[str]:
 
 def test_list_shows_the_columns_of_the_suites_in_the_selection(client):
     framingqa = header(get(client, "/?suite=framingqa"), "records")
-    assert framingqa == ["model", "task", "format", "context", "bias", "level", "form", "variant", "option",
+    assert framingqa == ["model", "task", "format", "context", "bias", "level", "form", "phrasing", "option",
                          "distractor", "question", "output", "answer", "gold", "✓"]
     omit = header(get(client, "/?suite=omit"), "records")
     assert omit[4:6] == ["condition", "frame"] and "form" not in omit and "bias" not in omit

@@ -59,7 +59,7 @@ def framingqa_run(run_dir: Path, model: str, wrong_as: str | None = None) -> Pat
         rows.append(make_row(
             run_id=f"run-{model}", model=model, suite="framingqa", task="law_issue_spotting", format=fmt,
             context_id="c1", item_id=item_id, bias=bias, level=level, form=form,
-            variant="Q1" if bias != "neutral" else "", option="Consumer", distractor=distractor, slot=slot,
+            phrasing="Q1" if bias != "neutral" else "", option="Consumer", distractor=distractor, slot=slot,
             gold=gold, answer=answer, parse="ok", correct=answer == gold, output="" if constrained else output,
             answer_mode="constrained" if constrained else "generate", answer_probs=probs))
         prompts.append(prompt_entry(item_id, f"{PASSAGE}\n\nQuestion {fmt} {slot}?\nAnswer with one word."))

@@ -17,7 +17,7 @@ from framebench.errors import UserError
 from framebench.records import SuiteRecords
 from framebench.scoring.sections import ordered
 from framebench.suite import Job, Suite, TextOptions
-from framebench.vocabulary import BINARY_ANSWERS, MC_ANSWERS, NEUTRAL
+from framebench.vocabulary import BINARY_ANSWERS, FORMS, MC_ANSWERS, NEUTRAL, PHRASINGS
 
 TEXT_FORMATS = ("binary", "mc")
 
@@ -34,6 +34,17 @@ TEXT_ITEM_FIELDS: dict[str, type] = {
     "slot": str, "gold": str, "text": str, "options": list,
 }
 MIN_OPTIONS, MAX_OPTIONS = 2, len(MC_ANSWERS)
+
+# FramingQA's record columns (docs/design.md "Records"): an item's form and phrasing (records
+# schema 1-2 named it ``variant``, the item field's name), the option it names, its distractor
+# and its slot in the context's design (which embodied's rows share)
+FRAMINGQA_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
+    "form": (pa.string(), ""), "phrasing": (pa.string(), ""), "option": (pa.string(), ""),
+    "distractor": (pa.string(), ""), "slot": (pa.string(), ""),
+}
+FRAMINGQA_RECORDS = SuiteRecords(
+    columns=FRAMINGQA_COLUMNS, enums={"form": (*FORMS, ""), "phrasing": (*PHRASINGS, "")},
+    former_names={"variant": ("phrasing", 3)}, column_order=5)
 
 
 DOMAIN_HELP = {
@@ -101,7 +112,7 @@ class FramingQASuite(Suite):
         return rec.make_row(
             run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
             context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
-            form=item["form"], variant=item["variant"], option=item["option"],
+            form=item["form"], phrasing=item["variant"], option=item["option"],
             distractor=item["distractor"], slot=item["slot"], gold=item["gold"], answer=answer,
             parse=parse, correct=parse == "ok" and answer == item["gold"], output=output,
             **answer_columns(job),
@@ -327,15 +338,16 @@ class FramingQARotatedSuite(FramingQASuite):
 
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
-    tasks=(), order=10, formats=("binary", "mc"), item_fields=TEXT_ITEM_FIELDS,
-    drilldown_columns=("item_id", "bias", "level", "form", "variant", "option", "distractor", "gold",
+    tasks=(), order=10, formats=("binary", "mc"), item_fields=TEXT_ITEM_FIELDS, records=FRAMINGQA_RECORDS,
+    drilldown_columns=("item_id", "bias", "level", "form", "phrasing", "option", "distractor", "gold",
                        "answer", "parse", "correct"),
-    list_columns=("bias", "level", "form", "variant", "option", "distractor"), reference=("bias", "neutral"))
+    list_columns=("bias", "level", "form", "phrasing", "option", "distractor"), reference=("bias", "neutral"),
+    row_order=("bias", "level", "distractor", "form", "phrasing"))
 FRAMINGQA_ROTATED = FramingQARotatedSuite(
     "framingqa_rotated", "FramingQA option position (rotated multiple choice)",
-    tasks=(), order=15, formats=("mc",), item_fields=TEXT_ITEM_FIELDS,
+    tasks=(), order=15, formats=("mc",), item_fields=TEXT_ITEM_FIELDS, records=FRAMINGQA_RECORDS,
     drilldown_columns=FRAMINGQA.drilldown_columns, list_columns=FRAMINGQA.list_columns,
-    reference=FRAMINGQA.reference)
+    reference=FRAMINGQA.reference, row_order=FRAMINGQA.row_order)
 def omit_row_problems(rows):
     """OMIT rows name their frame and their condition (``M<k>``)."""
     condition = rows["condition"].fillna("").astype(str)
@@ -348,8 +360,10 @@ OMIT_RECORDS = SuiteRecords(
     formats={"binary": BINARY_ANSWERS}, gold_optional=True,  # a scenario has no right answer
     columns={"frame": (pa.string(), ""), "condition": (pa.string(), ""), "conflicts": (pa.string(), "")},
     enums={"frame": ("action", "omission", "")}, check=omit_row_problems,
+    key_columns=("condition", "frame"),  # one response per scenario, frame and condition
     column_order=10)  # the layout records files have always had
 OMIT = OmitSuite("omit", "OMIT", tasks=("omit",), order=30, records=OMIT_RECORDS,
                  item_fields=TEXT_ITEM_FIELDS, item_extras={"frame": str, "conflicts": str},
                  drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"),
-                 list_columns=("condition", "frame", "conflicts"), grid_groups=("condition",), grid_pair="frame")
+                 list_columns=("condition", "frame", "conflicts"), grid_groups=("condition",), grid_pair="frame",
+                 row_order=("condition", "frame"), filter_columns={"condition": "Condition"})

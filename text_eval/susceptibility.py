@@ -7,7 +7,7 @@ entry for its gold answer. Its *shift* is ``P(gold) - P_ref(gold_ref)``, where t
 
 * MC: the context's neutral question (same gold option);
 * binary: the *correct-bias mirror* of an incorrect-bias row, i.e. the correct-bias row of the
-  same context with the same level, form and variant (it names the correct option where the
+  same context with the same level, form and phrasing (it names the correct option where the
   row names a distractor; their golds differ, each row's P of its own right answer is used).
   Binary correct-bias rows are the reference, so binary has incorrect-bias cells only.
 
@@ -58,7 +58,7 @@ def framingqa_shifts(df: pd.DataFrame) -> pd.DataFrame:
     neutral = mc[mc["bias"] == "neutral"].groupby(key)["p"].first().rename("p_ref")
     mc_shift = mc[mc["bias"] != "neutral"].join(neutral, on=key, how="inner")
     binary = rows[rows["format"] == "binary"]
-    mirror_key = [*key, "level", "form", "variant"]
+    mirror_key = [*key, "level", "form", "phrasing"]
     mirrors = binary[binary["bias"] == "correct"].groupby(mirror_key)["p"].first().rename("p_ref")
     bin_shift = binary[binary["bias"] == "incorrect"].join(mirrors, on=mirror_key, how="inner")
     out = pd.concat([mc_shift, bin_shift], ignore_index=True)

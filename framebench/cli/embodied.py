@@ -43,7 +43,8 @@ def embodied(
     chosen = simulator or backend or api.DEFAULT_SIMULATOR
     engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
     run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
-                               max_new_tokens=max_new_tokens, partnr_compat=partnr_compat, limit=limit,
+                               max_new_tokens=max_new_tokens, limit=limit,
+                               simulator_options={"partnr_compat": True} if partnr_compat else {},
                                model_args=parse_model_args(model_arg), progress=True, force=force,
                                executor=executor, ray_address=ray_address, ray_workers=ray_workers)
     records = Path(run_dir) / "records.parquet"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from framebench.run_folder import DUPLICATE_KEY, PROMPTS_FILE, load_runs, read_prompts  # noqa: F401  (re-exported)
+from framebench.run_folder import PROMPTS_FILE, duplicate_key, load_runs, read_prompts  # noqa: F401  (re-exported)
 
 
 def score(

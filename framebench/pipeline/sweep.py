@@ -18,7 +18,10 @@ Plan (paths relative to the plan file)::
     [embodied]
     planners = ["oracle"]
     episodes = ["datasets/demo/robotics/episodes.json.gz"]
+    simulators = ["symbolic"]     # optional, any registered simulator engine; default: symbolic
     replan_cap = 25               # optional
+    [embodied.simulator_options]  # optional: the simulators' own options (each checks its own)
+    partnr_compat = true
 
 Runs go one after the other through one Ray connection; each run's units spread over every worker
 the cluster offers. A run folder that is already complete is served from its store, so re-running
@@ -34,10 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from framebench.errors import UserError
+from framebench.simulation import DEFAULT_SIMULATOR
 
 TOP_KEYS = {"out", "executor", "ray_address", "workers", "text", "embodied"}
 TEXT_KEYS = {"models", "datasets", "conditions", "limit", "batch_size", "concurrency", "base_url"}
-EMBODIED_KEYS = {"planners", "episodes", "replan_cap", "max_new_tokens", "limit"}
+EMBODIED_KEYS = {"planners", "episodes", "simulators", "simulator_options", "replan_cap", "max_new_tokens", "limit"}
 
 
 @dataclass
@@ -48,9 +52,11 @@ class SweepRun:
     out: Path
     condition: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    simulator: str = ""  # embodied: the simulator engine that runs it
 
     def label(self) -> str:
-        return f"{self.spec} x {self.data.name}" + (f" x {self.condition}" if self.condition else "")
+        return (f"{self.spec} x {self.data.name}" + (f" x {self.condition}" if self.condition else "")
+                + (f" on {self.simulator}" if self.simulator and self.simulator != DEFAULT_SIMULATOR else ""))
 
 
 @dataclass
@@ -103,6 +109,16 @@ def _conditions_of(dataset: Path) -> list[str]:
     return [name for name, _ in suite(items[0]["suite"]).conditions_listing()] if items else []
 
 
+def _simulator_engine(path: Path, name: str) -> None:
+    """A plan's simulator names a registered simulator engine (else one line naming the field)."""
+    from framebench.registry import engine_for
+
+    try:
+        engine_for(name, "simulator")
+    except UserError as exc:
+        raise UserError(f"{path}: embodied.simulators: {exc}") from None
+
+
 def read_plan(path: Path) -> Plan:
     """Parse and validate a sweep plan; every mistake is one line naming the file and field."""
     try:
@@ -137,11 +153,21 @@ def read_plan(path: Path) -> Plan:
     if "embodied" in raw:
         emb = _check_keys(path, raw["embodied"], EMBODIED_KEYS, "embodied")
         options = {k: emb[k] for k in ("replan_cap", "max_new_tokens", "limit") if k in emb}
+        sim_options = emb.get("simulator_options", {})
+        if not isinstance(sim_options, dict):
+            raise UserError(f"{path}: embodied.simulator_options: expected a table")
+        options["simulator_options"] = sim_options
+        simulators = _strings(path, emb, "simulators", "embodied", required=False) or [DEFAULT_SIMULATOR]
+        for simulator in simulators:
+            _simulator_engine(path, simulator)
         for planner in _strings(path, emb, "planners", "embodied"):
             for entry in _strings(path, emb, "episodes", "embodied"):
                 episodes = _existing(path, base, entry, "embodied.episodes")
-                name = f"{_slug(planner)}__{_slug(entry.removesuffix('.gz').removesuffix('.json'))}"
-                runs.append(SweepRun("embodied", planner, episodes, out / "embodied" / name, "", options))
+                for simulator in simulators:
+                    name = "__".join([_slug(planner), _slug(entry.removesuffix('.gz').removesuffix('.json')),
+                                      *([_slug(simulator)] if simulator != DEFAULT_SIMULATOR else [])])
+                    runs.append(SweepRun("embodied", planner, episodes, out / "embodied" / name, "", options,
+                                         simulator))
     if not runs:
         raise UserError(f"{path}: the plan has no [text] or [embodied] runs")
     names = [r.out for r in runs]
@@ -151,8 +177,8 @@ def read_plan(path: Path) -> Plan:
 
 
 def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool) -> None:
-    """One run of the plan, through the text pipeline and the symbolic simulator engine (what
-    ``framebench text`` and ``framebench embodied`` run)."""
+    """One run of the plan, through the text pipeline or its simulator engine (what
+    ``framebench text`` and ``framebench embodied --simulator NAME`` run)."""
     from framebench.pipeline.text import run_text
     from framebench.registry import build_engine
 
@@ -165,11 +191,11 @@ def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int 
         return
     from framebench.simulation import SimulationSettings
 
-    sim = build_engine("symbolic", "simulator")
+    sim = build_engine(run.simulator or DEFAULT_SIMULATOR, "simulator")
     defaults = SimulationSettings()
     settings = SimulationSettings(replan_cap=opts.get("replan_cap", defaults.replan_cap),
                                   max_new_tokens=opts.get("max_new_tokens", defaults.max_new_tokens),
-                                  limit=opts.get("limit"))
+                                  limit=opts.get("limit"), options=dict(opts.get("simulator_options") or {}))
     sim.run(run.spec, run.data, run.out, settings, progress=progress, **cluster)
 
 

@@ -28,7 +28,13 @@ from framebench.scoring import stats
 from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.parts import ReportInput, ReportPart
 
-MATCH = ["task", "format", "condition", "item_id"]
+
+def match_columns() -> list[str]:
+    """What makes two models' records the same item: task, format, the registered suites'
+    ``key_columns`` (OMIT: condition and frame) and item_id."""
+    from framebench.records import registered_schema
+
+    return ["task", "format", *registered_schema().key_columns()[3:], "item_id"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +67,9 @@ class Comparison:
 
 
 def item_codes(records: pd.DataFrame) -> np.ndarray:
-    """One integer per record naming its item (the ``MATCH`` columns): equal codes, same item."""
-    return records.groupby([records[c].astype(str) for c in MATCH], sort=False, dropna=False).ngroup().to_numpy()
+    """One integer per record naming its item (``match_columns``): equal codes, same item."""
+    return records.groupby([records[c].astype(str) for c in match_columns() if c in records.columns],
+                           sort=False, dropna=False).ngroup().to_numpy()
 
 
 def _shared_rows(codes: np.ndarray, model: np.ndarray, a: str, b: str) -> np.ndarray:

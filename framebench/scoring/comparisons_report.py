@@ -8,7 +8,14 @@ from typing import Any
 from framebench.scoring.sections import FORMAT_NAMES, Section, Table, task_name
 
 DOCS = "docs/statistics.md#model-comparisons"
-GROUP_TITLES = {"task": "Task", "format": "Format", "condition": "Condition"}
+CORE_TITLES = {"task": "Task", "format": "Format"}
+
+
+def group_titles() -> dict[str, str]:
+    """Group column -> its column title (the suites' ``filter_columns`` name theirs)."""
+    from framebench.scoring.viewer_links import suite_filters
+
+    return {**CORE_TITLES, **suite_filters()}
 
 
 def _group_cell(level: str, value: str) -> str:
@@ -22,7 +29,8 @@ def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
 
     group, measures, test = part["group"], part["measures"], part.get("test")
     labels = {m["key"]: m["label"] for m in measures}
-    header = [*(GROUP_TITLES.get(g, g) for g in group), "Model A", "Model B", "n",
+    titles = group_titles()
+    header = [*(titles.get(g, g) for g in group), "Model A", "Model B", "n",
               *(f"Δ {m['label']} (pp)" for m in measures)]
     if test:
         header += [f"McNemar on {labels.get(test, test)}: b / c", "p", "p (Holm)"]

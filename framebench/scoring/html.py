@@ -22,6 +22,7 @@ from framebench.scoring.formatting import pct
 from framebench.scoring.markdown import numeric_column
 from framebench.scoring.sections import Table, ordered, task_name
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
+from framebench.vocabulary import BIASES, LEVELS, NEUTRAL
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -43,11 +44,11 @@ def drilldown_columns(suite: str) -> list[str]:
     return list(found.drilldown_columns) if found and found.drilldown_columns else DEFAULT_COLUMNS
 
 
+# the core's framing columns sort in their vocabulary's order (a suite's ``row_order`` names them)
 RANKS = {
-    "bias": {"neutral": 0, "correct": 1, "incorrect": 2},
-    "level": {"": 0, "root": 1, "propositional": 2, "global": 3},
+    "bias": {NEUTRAL: 0, **{b: i for i, b in enumerate(BIASES, 1)}},
+    "level": {"": 0, **{lv: i for i, lv in enumerate(LEVELS, 1)}},
 }
-ROW_ORDER = ["condition", "frame", "bias", "level", "distractor", "form", "variant", "item_id"]
 
 
 @dataclass(frozen=True)
@@ -102,15 +103,37 @@ def _true(value: Any) -> bool:
     return not _missing(value) and bool(value)
 
 
+_kinds: list[tuple[object, dict[str, str]]] = []
+
+
+def cell_kinds() -> dict[str, str]:
+    """Record column -> how its cells show (``bool``: check marks, ``int``: a whole number,
+    ``share``: a percentage), from the registered contract's types and the suites'
+    ``share_columns``."""
+    import pyarrow as pa
+
+    from framebench.records import registered_schema
+    from framebench.registry import ordered_suites
+
+    schema = registered_schema()
+    if not _kinds or _kinds[0][0] is not schema:
+        kinds = {c: "bool" if pa.types.is_boolean(t) else "int" for c, t in schema.columns.items()
+                 if pa.types.is_boolean(t) or pa.types.is_integer(t)}
+        kinds.update({c: "share" for s in ordered_suites() for c in s.share_columns})
+        _kinds[:] = [(schema, kinds)]
+    return _kinds[0][1]
+
+
 def format_cell(column: str, value: Any) -> Cell:
     """A record value as display text; booleans as check marks."""
     if _missing(value):
         return Cell("")
-    if column in ("correct", "success"):
+    kind = cell_kinds().get(column)
+    if kind == "bool":
         return Cell("✓", "ok") if bool(value) else Cell("✗", "bad")
-    if column == "percent_complete":
+    if kind == "share":
         return Cell(pct(value) + " %", "num")
-    if column in ("sim_steps", "replans"):
+    if kind == "int":
         return Cell(str(int(value)), "num")
     return Cell(str(value))
 
@@ -149,8 +172,22 @@ def select_contexts(records: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, pd
     return subset, totals
 
 
+def _row_ranks(rows: pd.DataFrame) -> pd.Series:
+    """Each row's place among its suite's rows by that suite's ``row_order`` (then item id)."""
+    ranks = pd.Series(0, index=rows.index, dtype="int64")
+    for name, own in rows.groupby("suite", sort=False):
+        columns = [c for c in _suite(str(name)).row_order if c in own.columns]
+        keys = pd.DataFrame({c: (own[c].map(RANKS[c]).fillna(9) if c in RANKS else own[c].fillna("").astype(str))
+                             for c in columns} | {"item_id": own["item_id"].fillna("").astype(str)},
+                            index=own.index)
+        order = keys.sort_values(list(keys.columns), kind="stable").index
+        ranks.loc[order] = range(len(order))
+    return ranks
+
+
 def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows sorted by group (model, suite, task, format), context id, then ``ROW_ORDER``."""
+    """Rows sorted by group (model, suite, task, format), context id, then the suite's
+    ``row_order`` and item id."""
     order = suite_order()
     suite_rank = {s: i for i, s in enumerate(order)}
     from framebench.scoring.report import task_order
@@ -165,9 +202,7 @@ def _display_order(rows: pd.DataFrame) -> pd.DataFrame:
         "format": rows["format"],
         "context_id": rows["context_id"],
     }
-    for column in ROW_ORDER:
-        keys[column] = (rows[column].map(RANKS[column]).fillna(9) if column in RANKS
-                        else rows[column].fillna(""))
+    keys["row"] = _row_ranks(rows)
     order = pd.DataFrame(keys, index=rows.index).sort_values(list(keys), kind="stable").index
     return rows.loc[order]
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -131,6 +132,10 @@ class RecordsView:
     grid's rows. ``grid_pair``: a column whose values sit side by side in one grid row (OMIT's
     action and omission wordings of one scenario). ``reference``: (column, value) of the row a
     model's other answers in the context are compared with (a neutral question), if any.
+    ``row_order``: the columns that order its rows within a context (then ``item_id``; ``bias``
+    and ``level`` in their vocabulary's order). ``share_columns``: columns holding a share in
+    [0, 1], shown as a percentage. ``filter_columns``: its columns the viewer filters by, each with
+    the title report tables give it (a table cell under that title links to the filtered records).
     """
 
     result_columns: tuple[str, str] = ("answer", "correct")
@@ -138,6 +143,9 @@ class RecordsView:
     grid_groups: tuple[str, ...] = ("bias", "level")
     grid_pair: str = ""
     reference: tuple[str, str] | None = None
+    row_order: tuple[str, ...] = ("bias", "level")
+    share_columns: tuple[str, ...] = ()
+    filter_columns: Mapping[str, str] = MappingProxyType({})
 
     def shown_columns(self) -> tuple[str, ...]:
         """The columns the records list and the context grid show for its rows."""

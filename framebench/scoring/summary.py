@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-TEXT_COLUMNS = {"model", "task", "format", "condition", "planner", "level", "bias"}
+TEXT_COLUMNS = {"model", "task", "format", "planner", "level", "bias"}  # and the suites' filter columns
 SUMMARY_RESAMPLES = 200  # the summary shows no intervals; the report keeps the full bootstrap
 
 
@@ -29,13 +29,15 @@ def print_summary(report: Mapping[str, Any], title: str = "framebench", console=
 
     from framebench.console import console as make_console
     from framebench.scoring.report import summary_tables
+    from framebench.scoring.viewer_links import suite_filters
 
     out = console or make_console()
+    left = TEXT_COLUMNS | set(suite_filters())
     for summary in summary_tables(report):
         caption = f"{title} summary: {summary.title} (%)"
         table = Table(title=caption, title_justify="left", min_width=len(caption))  # the title on one line
         for col in summary.header:
-            table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right", overflow="fold")
+            table.add_column(col, justify="left" if col in left else "right", overflow="fold")
         for row in summary.rows:  # Text: cells are never console markup ("m [constrained]" would lose its tag)
             table.add_row(*(Text(cell) for cell in row))
         out.print(table)

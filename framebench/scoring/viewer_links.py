@@ -2,9 +2,10 @@
 
 The URL scheme (documented in the README, stable):
 
-- ``BASE?model=M&suite=S&task=T&format=F&bias=B&level=L&condition=C&correct=yes|no&parse=P``
+- ``BASE?model=M&suite=S&task=T&format=F&bias=B&level=L&COLUMN=V&correct=yes|no&parse=P``
   ``&context=ID&q=TEXT&page=N&per_page=N`` — the records, filtered (every parameter optional;
-  repeat one to allow several values);
+  repeat one to allow several values; ``COLUMN``: a registered suite's ``filter_columns``, OMIT's
+  ``condition``);
 - ``BASE context?suite=S&id=ID[&model=M...][&show=disagree|breaks]`` — one context as a grid,
   a row per variant and a column per model (``show``: only the variants where the models'
   answers differ, or only those that break a model's strict result);
@@ -51,8 +52,22 @@ def record_url(base: str, suite: str, item_id: str, model: str, run_id: str = ""
                                                         "run": run_id}))
 
 
-# report table header -> viewer filter; "Task" cells are raw task names except the pooled row
-HEADER_FILTERS = {"Model": "model", "Task": "task", "Format": "format", "Condition": "condition"}
+# report table header -> viewer filter (the registered suites' ``filter_columns`` add theirs);
+# "Task" cells are raw task names except the pooled row
+CORE_HEADER_FILTERS = {"Model": "model", "Task": "task", "Format": "format"}
+
+
+def suite_filters() -> dict[str, str]:
+    """Record column -> report-table title of each column a registered suite filters by
+    (``filter_columns``; OMIT: condition)."""
+    from framebench.registry import ordered_suites
+
+    return {c: title for s in ordered_suites() for c, title in s.filter_columns.items()}
+
+
+def header_filters() -> dict[str, str]:
+    """Report table header -> the viewer filter its cells set."""
+    return {**CORE_HEADER_FILTERS, **{title: c for c, title in suite_filters().items()}}
 POOLED = {"task": {"all (pooled)", "all"}, "model": {"Mean"}}
 # display names of record values some tables show instead of the value (markdown.FORMAT_NAMES)
 DISPLAYED = {"format": {"binary yes/no": "binary", "multiple choice": "mc",
@@ -64,8 +79,9 @@ def table_row_url(base: str, suite: str, header: Sequence[str], row: Sequence[st
     """The viewer's records behind one row of a report table, or None when the row has no model
     (e.g. a mean over models)."""
     params: dict[str, str] = {"suite": suite}
+    by_header = header_filters()
     for name, cell in zip(header, row, strict=False):
-        key = HEADER_FILTERS.get(name)
+        key = by_header.get(name)
         if not key or cell in POOLED.get(key, ()):
             continue
         value = DISPLAYED.get(key, {}).get(cell.lower(), cell)

@@ -19,7 +19,7 @@ from flask import Flask, Response, request
 from framebench.errors import UserError
 from framebench.scoring import viewer_links as links
 from framebench.viewer import pages
-from framebench.viewer.data import CHOICE_FILTERS, RunData, parse_query
+from framebench.viewer.data import RunData, choice_filters, parse_query
 
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
@@ -86,7 +86,7 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
         return page(
             "records.html.j2",
             filters=[{"name": name, "choices": data.choices[name],
-                      "selected": query.filters.get(name, [])} for name in CHOICE_FILTERS],
+                      "selected": query.filters.get(name, [])} for name in choice_filters()],
             context_filter=query.filters.get("context", []),
             text=query.text,
             per_page=query.per_page,
@@ -138,12 +138,12 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
 
 def _render_report(data: RunData) -> str:
     """report.html over the served records, its tables and drill-down linking into the viewer."""
-    from framebench.run_folder import DUPLICATE_KEY, Runs, read_run_json
+    from framebench.run_folder import Runs, duplicate_key, read_run_json
     from framebench.scoring.html import render_html
     from framebench.scoring.report import compute_report
 
     records = data.records.drop(columns=["prompt", "run_dir"])
-    if records.duplicated(DUPLICATE_KEY).any():
+    if records.duplicated(duplicate_key()).any():
         raise UserError("these runs answer the same items twice: score them separately "
                         "(the records pages still show every row)")
     prompts = dict(zip(data.records["item_id"], data.records["prompt"], strict=True))

@@ -17,20 +17,22 @@ import pandas as pd
 
 from framebench.errors import UserError
 
-# query parameter -> record column, in the order the filter bar shows them
-FILTERS: dict[str, str] = {
-    "model": "model",
-    "suite": "suite",
-    "task": "task",
-    "format": "format",
-    "bias": "bias",
-    "level": "level",
-    "condition": "condition",
-    "correct": "correct",
-    "parse": "parse",
-    "context": "context_id",
-}
-CHOICE_FILTERS = [name for name in FILTERS if name != "context"]  # shown as drop-downs
+# query parameter -> record column, in the order the filter bar shows them; the registered
+# suites' ``filter_columns`` come after ``level``
+CORE_FILTERS: dict[str, str] = {name: name for name in ("model", "suite", "task", "format", "bias", "level")}
+RESULT_FILTERS: dict[str, str] = {"correct": "correct", "parse": "parse", "context": "context_id"}
+
+
+def filters() -> dict[str, str]:
+    """Every query parameter -> its record column: the core's and the registered suites'."""
+    from framebench.scoring.viewer_links import suite_filters
+
+    return {**CORE_FILTERS, **{c: c for c in suite_filters()}, **RESULT_FILTERS}
+
+
+def choice_filters() -> list[str]:
+    """The filters shown as drop-downs (all but ``context``)."""
+    return [name for name in filters() if name != "context"]
 BOOLEAN_VALUES = {"yes": True, "no": False}
 
 
@@ -61,8 +63,10 @@ class RunData:
 
         records = _display_order(records).reset_index(drop=True)
         self.records = records
+        columns = filters()
         self.choices: dict[str, list[str]] = {
-            name: _choices(records[FILTERS[name]]) for name in CHOICE_FILTERS
+            name: _choices(records[columns[name]]) if columns[name] in records.columns else []
+            for name in choice_filters()
         }
         self._contexts = records.groupby(["suite", "context_id"], sort=False).indices
         prompts = records["prompt"]
@@ -79,8 +83,9 @@ class RunData:
 
     def mask(self, query: Query) -> np.ndarray:
         keep = np.ones(len(self.records), dtype=bool)
+        columns = filters()
         for name, values in query.filters.items():
-            column = self.records[FILTERS[name]]
+            column = self.records[columns[name]]
             if name == "correct":
                 wanted = [BOOLEAN_VALUES[v] for v in values]
                 keep &= column.fillna(False).astype(bool).isin(wanted).to_numpy()
@@ -152,8 +157,8 @@ def _choices(column: pd.Series) -> list[str]:
 
 def parse_query(args: Mapping[str, Sequence[str]], choices: Mapping[str, list[str]]) -> Query:
     """A Query from request arguments (each name -> its values); a bad value is a UserError."""
-    filters: dict[str, list[str]] = {}
-    for name in FILTERS:
+    chosen: dict[str, list[str]] = {}
+    for name in filters():
         values = [v for v in args.get(name, ()) if v != ""]
         if not values:
             continue
@@ -161,11 +166,11 @@ def parse_query(args: Mapping[str, Sequence[str]], choices: Mapping[str, list[st
             bad = [v for v in values if v not in BOOLEAN_VALUES]
             if bad:
                 raise UserError(f"correct: expected yes or no, got {bad[0]!r}")
-        filters[name] = values
+        chosen[name] = values
     text = (args.get("q") or [""])[0].strip()
     page = _positive_int(args, "page", 1)
     per_page = min(_positive_int(args, "per_page", 50), 1000)
-    return Query(filters, text, page, per_page)
+    return Query(chosen, text, page, per_page)
 
 
 def _positive_int(args: Mapping[str, Sequence[str]], name: str, default: int) -> int:
