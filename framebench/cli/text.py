@@ -5,14 +5,14 @@ from pathlib import Path
 import typer
 
 from framebench.cli.options import EXECUTOR, FORCE, RAY_ADDRESS, RAY_WORKERS
-from framebench.registry import answer_mode_names
+from framebench.registry import DEFAULT_ANSWER_MODE, answer_mode_names
 
 MODEL_ARG_HELP = ("An option of the model engine, key=value (repeatable), e.g. batch_size=32, "
                   "dtype=bfloat16, base_url=http://host:8000/v1. Each engine declares its options.")
 
 
 ANSWER_HELP = (f"How each job is answered: {' | '.join(answer_mode_names())} (the answer modes registered "
-               "under framebench.answer_modes; generate: free text, strictly parsed).")
+               "under framebench.answer_modes).")
 
 
 def text(
@@ -30,7 +30,7 @@ def text(
                                    help="OMIT conditions, e.g. M0,M1,M2 (default: M0; OMIT data only)."),
     base_url: str = typer.Option(None, "--base-url",
                                  help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
-    answer: str = typer.Option("generate", "--answer", help=ANSWER_HELP),
+    answer: str = typer.Option(DEFAULT_ANSWER_MODE, "--answer", help=ANSWER_HELP),
     reasoning_from: list[Path] = typer.Option(
         [], "--reasoning-from", help="Constrained OMIT M1/M4: reuse the reasoning another run folder "
         "already generated (same model, prompt and decoding) instead of generating it again."),
