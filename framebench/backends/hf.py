@@ -37,7 +37,7 @@ class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
 
     def __init__(self, path: str, spec: str | None = None, batch_size: int | str = "auto",
                  device: str | None = None, dtype: str | None = None, prefix_reuse: bool = True,
-                 mix_contexts: bool | None = None, loaded: tuple | None = None, **_ignored: object):
+                 prefix_trie: bool = True, mix_contexts: bool | None = None, loaded: tuple | None = None, **_ignored: object):
         import torch
         from transformers import AutoTokenizer
 
@@ -50,6 +50,7 @@ class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
             raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size}")
         self.batch_size = batch_size
         self.prefix_reuse = prefix_reuse
+        self.prefix_trie = prefix_reuse and prefix_trie  # every common prefix once, not only the one
         # next-token log-probabilities of the one-token answer forms (Yes/No, letters) seen at
         # each generation's first step, by prompt: a constrained run on the same backend (the
         # demo's) reads them instead of running those prompts again
