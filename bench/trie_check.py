@@ -128,10 +128,10 @@ def main() -> None:
         "generate_speedup": round(best[("generate", False)] / best[("generate", True)], 3),
         "constrained_speedup": round(best[("constrained", False)] / best[("constrained", True)], 3),
         "differing_greedy_outputs": differing, **probs, "repeats": args.repeats}
-    print(f"\n{'':<26} {'one-prefix':>11} {'trie':>9} {'ratio':>7}")
+    print(f"\n{'':<26} {'one-prefix':>11} {'trie':>9} {'speed-up':>9}")
     for what in ("generate", "constrained"):
         a, b = best[(what, False)] / n, best[(what, True)] / n
-        print(f"{what + ' s / item':<26} {a:>11.4f} {b:>9.4f} {a / b:>7.2f}")
+        print(f"{what + ' s / item':<26} {a:>11.4f} {b:>9.4f} {a / b:>9.2f}")
     print(f"differing greedy outputs: {differing} of {n}; max probability difference "
           f"{probs['max_prob_diff']:.2e}; identical constrained answers {probs['identical_answers']}")
     print(json.dumps(summary))

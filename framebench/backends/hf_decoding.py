@@ -8,7 +8,9 @@ mask's cumulative sum, so every real token keeps the position it has in the unpa
 GPUs one batch also holds rows of *different* contexts: each row's prefix keys/values are
 left-padded (mask 0) to the batch's longest prefix (``kv_cache.batch_cache``), with room reserved
 for the suffix and the new tokens, so decoding writes in place. On CPUs batches stay within one
-context (no attention over padding). ``generate_naive`` (one chat at a time, no cache, no padding)
+context (no attention over padding). With a prefix trie (``prefix_trie``: by default for scoring
+only) a group prefills every prefix some of its prompts share once, packed in one row, and each
+row's cache is gathered from it (the root plus the row's path). ``generate_naive`` (one chat at a time, no cache, no padding)
 is the reference these outputs are tested against.
 """
 
@@ -144,10 +146,13 @@ class BatchedDecoding:
                                             self._batch_limit(longest, width))
         return batches
 
-    def _prompt_tries(self, seqs, groups) -> dict[int, PromptTrie]:
-        """The prefix trie of each prompt group (``prefix_trie``), where it shares more than the
-        group's one prefix; groups without one prefill that prefix alone."""
-        if not getattr(self, "prefix_trie", False) or not kv_cache.full_attention(self.model):
+    def _prompt_tries(self, seqs, groups, scoring: bool) -> dict[int, PromptTrie]:
+        """The prefix trie of each prompt group, where it shares more than the group's one prefix;
+        groups without one prefill that prefix alone. ``prefix_trie`` None (the default) uses the
+        trie for scoring only: measured on CPUs it makes constrained answers faster but generation
+        slower (docs/speed.md); True uses it for generation too."""
+        wanted = getattr(self, "prefix_trie", None)
+        if not (scoring if wanted is None else wanted) or not kv_cache.full_attention(self.model):
             return {}
         tries = {}
         for g, (prefix_len, members) in enumerate(groups):
@@ -164,7 +169,7 @@ class BatchedDecoding:
         yields, per row, the log-probabilities of those tokens as the sequence's next token.
         A group with a prompt trie prefills its root and trie nodes once (``prefix_trie``); each
         row's cache is gathered from that: the root plus the row's path through the trie."""
-        tries = self._prompt_tries(seqs, groups)
+        tries = self._prompt_tries(seqs, groups, scoring=gather is not None)
         prefix_of = {i: p for p, members in groups for i in members}
         for plan in tries.values():
             prefix_of.update(plan.prefix_len)
