@@ -71,6 +71,7 @@ def continuation_logprobs(model: Any, prompts: list[list[int]], continuations: l
             plan = None
             if prefix_len > 0 and len(members) > 1 and full_attention(model):
                 plan = plan_prompt_trie(prompts, members, prefix_len)
+                plan = plan if plan.nodes else None  # nothing shared beyond the root: prefill it alone
             prefix_of = plan.prefix_len if plan is not None else dict.fromkeys(members, prefix_len)
             prefix_cache = None
             if plan is not None:  # every prefix some members share once (the root among them)
