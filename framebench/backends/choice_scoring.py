@@ -9,14 +9,16 @@ How it is computed (three stages, equal to one full forward pass of ``prompt + c
 float rounding; ``continuation_logprobs_naive`` is that reference):
 
 1. Prompts are grouped by a shared token prefix (sorted order puts them next to each other); each
-   group's prefix is run once and its KV cache is reused for every member.
+   group's prefix, and every longer prefix some members share, is run once as a prefix trie
+   (``prefix_trie``), and each member's cache is gathered from it.
 2. Members' suffixes run in batches, padded *between* prefix and suffix (attention mask 0, position
    ids from the mask's cumulative sum), keeping only the last position's logits: they give the
    first token of every continuation, so single-token continuations cost nothing more.
 3. For a member with multi-token continuations, the continuations' proper prefixes are packed into
    one row after the member's cached prompt as a token trie (a prefix shared by several
    continuations is run once), each node attending to the prompt and to its ancestors only (a 4D
-   additive mask; positions continue the prompt by depth). The cache is cropped back afterwards.
+   additive mask; positions continue the prompt by depth; ``prefix_trie.run_packed``, the same code
+   as stage 1's prompt trie). The cache is cropped back afterwards.
 """
 
 from __future__ import annotations
@@ -24,15 +26,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from framebench.backends.kv_cache import new_cache, repeated, with_cache
+from framebench.backends.kv_cache import (
+    full_attention,
+    gathered_cache,
+    new_cache,
+    prefill,
+    repeated,
+    with_cache,
+)
 from framebench.backends.prefix_groups import (
     MIN_SHARED_PREFIX,
     common_prefix_len,
     group_by_shared_prefix,
 )
+from framebench.backends.prefix_trie import (
+    MAX_PACKED_TOKENS,
+    TokenTrie,
+    plan_prompt_trie,
+    prefill_prompt_trie,
+    run_packed,
+)
 
 MAX_BATCH_ROWS = 8
-MAX_PACKED_TOKENS = 512
 
 
 def continuation_logprobs(model: Any, prompts: list[list[int]], continuations: list[list[list[int]]],
@@ -53,37 +68,52 @@ def continuation_logprobs(model: Any, prompts: list[list[int]], continuations: l
     device = next(model.parameters()).device
     with torch.inference_mode():
         for prefix_len, members in group_by_shared_prefix(prompts, min_prefix):
+            plan = None
+            if prefix_len > 0 and len(members) > 1 and full_attention(model):
+                plan = plan_prompt_trie(prompts, members, prefix_len)
+                plan = plan if plan.nodes else None  # nothing shared beyond the root: prefill it alone
+            prefix_of = plan.prefix_len if plan is not None else dict.fromkeys(members, prefix_len)
             prefix_cache = None
-            if prefix_len > 0:
-                prefix_cache = new_cache(model)
-                ids = torch.tensor([prompts[members[0]][:prefix_len]], device=device)
-                model(input_ids=ids, use_cache=True, logits_to_keep=1, **with_cache(model, prefix_cache))
+            if plan is not None:  # every prefix some members share once (the root among them)
+                prefix_cache = prefill_prompt_trie(model, plan, device)
+            elif prefix_len > 0:
+                prefix_cache = prefill(model, prompts[members[0]][:prefix_len], device)
+            index = plan.row_index if plan is not None else prefix_of.__getitem__
             simple = [i for i in members if all(len(c) == 1 for c in continuations[i])]
             packed = [i for i in members if i not in set(simple)]
-            simple.sort(key=lambda i: len(prompts[i]))
+            simple.sort(key=lambda i: len(prompts[i]) - prefix_of[i])
             for start in range(0, len(simple), max_batch_rows):
                 batch = simple[start:start + max_batch_rows]
-                logp, _ = _run_suffixes(model, prompts, batch, prefix_len, prefix_cache, pad_id, device)
+                logp, _ = _run_suffixes(model, prompts, batch, prefix_of, index, prefix_cache, pad_id, device)
                 for row, i in enumerate(batch):
                     results[i] = [float(logp[row, c[0]]) for c in continuations[i]]
             for i in packed:
-                logp, cache = _run_suffixes(model, prompts, [i], prefix_len, prefix_cache, pad_id, device)
+                logp, cache = _run_suffixes(model, prompts, [i], prefix_of, index, prefix_cache, pad_id, device)
                 results[i] = _score_packed(model, cache, len(prompts[i]), logp[0], continuations[i],
                                            max_packed_tokens, device)
     return results
 
 
-def _run_suffixes(model, prompts, batch, prefix_len, prefix_cache, pad_id, device):
-    """Run the batch's suffixes after the shared prefix; return (last-position log-probs, cache)."""
+def _run_suffixes(model, prompts, batch, prefix_of, index, prefix_cache, pad_id, device):
+    """Run the batch's suffixes after their cached prefixes (``index(i)``: a row's positions, or
+    its length, in ``prefix_cache``; rows left-padded to the longest prefix); return
+    (last-position log-probs, cache)."""
     import torch
 
-    cache = repeated(prefix_cache, len(batch)) if prefix_cache is not None else new_cache(model)
-    suffixes = [prompts[i][prefix_len:] for i in batch]
+    prefixes = [prefix_of[i] for i in batch]
+    pmax = max(prefixes)
+    if prefix_cache is None or pmax == 0:
+        cache = new_cache(model)
+    elif len(set(prefixes)) == 1 and all(isinstance(index(i), int) for i in batch):
+        cache = repeated(prefix_cache, len(batch))
+    else:
+        cache = gathered_cache(model, device, {0: prefix_cache}, [0] * len(batch), [index(i) for i in batch], 0)
+    suffixes = [prompts[i][p:] for i, p in zip(batch, prefixes, strict=True)]
     width = max(len(s) for s in suffixes)
     ids = torch.tensor([[pad_id] * (width - len(s)) + s for s in suffixes], device=device)
-    mask = torch.tensor([[1] * prefix_len + [0] * (width - len(s)) + [1] * len(s) for s in suffixes],
-                        device=device)
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, prefix_len:]
+    mask = torch.tensor([[0] * (pmax - p) + [1] * p + [0] * (width - len(s)) + [1] * len(s)
+                         for p, s in zip(prefixes, suffixes, strict=True)], device=device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, pmax:]
     logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
                    logits_to_keep=1, **with_cache(model, cache)).logits[:, -1, :]
     return torch.log_softmax(logits.float(), dim=-1), cache
@@ -93,47 +123,30 @@ def candidate_trie(conts: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
     """The distinct proper prefixes of the continuations (every prefix but the whole sequence),
     parents before children: the tokens whose next-token distributions score the continuations
     beyond their first token. Shared prefixes (``Navigate[`` of many candidates) appear once."""
-    nodes: dict[tuple[int, ...], None] = {}
-    for cont in conts:
-        for k in range(1, len(cont)):
-            nodes.setdefault(tuple(cont[:k]))
-    return list(nodes)
+    trie = TokenTrie([c[:-1] for c in conts])
+    return [tuple(trie.token[a] for a in trie.ancestors(n)) for n in range(len(trie))]
 
 
 def _score_packed(model, cache, prompt_len, first_logp, conts, max_tokens, device) -> list[float]:
     """Score continuations after one cached prompt (batch 1, no padding). Their proper prefixes
-    are packed into one row as a token trie: each node attends to the prompt and to its ancestors
-    and itself (a 4D additive mask), at the position it would have in its continuation."""
-    import torch
-
+    are packed into one row as a token trie (``prefix_trie.run_packed``): each node attends to the
+    prompt and to its ancestors and itself, at the position it would have in its continuation.
+    The cache is cropped back to the prompt afterwards."""
     scores = [float(first_logp[c[0]]) for c in conts]
-    pending = [k for k, c in enumerate(conts) if len(c) > 1]
-    chunks: list[list[int]] = [[]]
-    for k in pending:  # chunks of continuations whose trie stays within max_tokens nodes
-        if chunks[-1] and len(candidate_trie([conts[j] for j in chunks[-1] + [k]])) > max_tokens:
-            chunks.append([])
-        chunks[-1].append(k)
-    dtype = next(model.parameters()).dtype
-    for chunk in (c for c in chunks if c):
-        nodes = candidate_trie([conts[k] for k in chunk])
-        index = {node: i for i, node in enumerate(nodes)}
-        q = len(nodes)
-        allowed = torch.zeros((q, prompt_len + q), dtype=torch.bool, device=device)
-        allowed[:, :prompt_len] = True
-        for i, node in enumerate(nodes):
-            for depth in range(1, len(node) + 1):
-                allowed[i, prompt_len + index[node[:depth]]] = True
-        mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
-        mask.masked_fill_(~allowed, torch.finfo(dtype).min)
-        logits = model(input_ids=torch.tensor([[node[-1] for node in nodes]], device=device),
-                       attention_mask=mask[None, None],
-                       position_ids=torch.tensor([[prompt_len + len(node) - 1 for node in nodes]], device=device),
-                       use_cache=True, **with_cache(model, cache)).logits[0]
-        cache.crop(-q)  # back to the prompt (negative: tokens to drop)
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        for k in chunk:
-            cont = conts[k]
-            scores[k] += float(sum(logp[index[tuple(cont[:j])], cont[j]] for j in range(1, len(cont))))
+    trie = TokenTrie([c[:-1] for c in conts])
+    if not len(trie):
+        return scores
+    wanted: list[dict[int, None]] = [{} for _ in range(len(trie))]  # next tokens scored at each node
+    for cont, path in zip(conts, trie.paths, strict=True):
+        for j, node in enumerate(path):
+            wanted[node].setdefault(cont[j + 1])
+    nexts = [list(w) for w in wanted]
+    logp = run_packed(model, cache, prompt_len, trie.token, trie.parent, trie.depth, next_tokens=nexts,
+                      max_tokens=max_tokens)
+    cache.crop(prompt_len - cache.get_seq_length())  # back to the prompt (negative: tokens to drop)
+    column = [{t: k for k, t in enumerate(row)} for row in nexts]
+    for k, (cont, path) in enumerate(zip(conts, trie.paths, strict=True)):
+        scores[k] += float(sum(logp[node][column[node][cont[j + 1]]] for j, node in enumerate(path)))
     return scores
 
 

@@ -1,7 +1,7 @@
 """``hf:`` backend: a transformers causal LM with greedy decoding and shared-prefix KV reuse.
 
 Its jobs live in one module each: model identity (``model_identity``, shared with ``vllm:``),
-prefix grouping (``prefix_groups``), KV-cache assembly and the transformers adapters
+prefix grouping (``prefix_groups``), prompt and candidate tries (``prefix_trie``), KV-cache assembly and the transformers adapters
 (``kv_cache``), batch sizing (``batch_sizing``), the decoding loop (``hf_decoding``), answer and
 continuation scoring (``hf_scoring``, ``choice_scoring``). This module loads the model and the
 tokenizer and renders prompts.
@@ -37,7 +37,7 @@ class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
 
     def __init__(self, path: str, spec: str | None = None, batch_size: int | str = "auto",
                  device: str | None = None, dtype: str | None = None, prefix_reuse: bool = True,
-                 mix_contexts: bool | None = None, loaded: tuple | None = None, **_ignored: object):
+                 prefix_trie: bool | None = None, mix_contexts: bool | None = None, loaded: tuple | None = None, **_ignored: object):
         import torch
         from transformers import AutoTokenizer
 
@@ -50,6 +50,9 @@ class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
             raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size}")
         self.batch_size = batch_size
         self.prefix_reuse = prefix_reuse
+        # every prefix some of a group's prompts share once (a prefix trie), not only the one all
+        # share: None (default) for scoring only (constrained answers), True also for generation
+        self.prefix_trie = prefix_trie if prefix_reuse else False
         # next-token log-probabilities of the one-token answer forms (Yes/No, letters) seen at
         # each generation's first step, by prompt: a constrained run on the same backend (the
         # demo's) reads them instead of running those prompts again

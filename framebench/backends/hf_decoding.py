@@ -8,7 +8,9 @@ mask's cumulative sum, so every real token keeps the position it has in the unpa
 GPUs one batch also holds rows of *different* contexts: each row's prefix keys/values are
 left-padded (mask 0) to the batch's longest prefix (``kv_cache.batch_cache``), with room reserved
 for the suffix and the new tokens, so decoding writes in place. On CPUs batches stay within one
-context (no attention over padding). ``generate_naive`` (one chat at a time, no cache, no padding)
+context (no attention over padding). With a prefix trie (``prefix_trie``: by default for scoring
+only) a group prefills every prefix some of its prompts share once, packed in one row, and each
+row's cache is gathered from it (the root plus the row's path). ``generate_naive`` (one chat at a time, no cache, no padding)
 is the reference these outputs are tested against.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 from framebench.backends import batch_sizing, kv_cache
 from framebench.backends.base import Chat, Decoding, decode_until_stop
 from framebench.backends.prefix_groups import group_by_shared_prefix
+from framebench.backends.prefix_trie import PromptTrie, plan_prompt_trie, prefill_prompt_trie
 
 log = logging.getLogger(__name__)
 
@@ -29,13 +32,14 @@ GPU_SYNC_EVERY = 4  # decoding steps between host checks for finished rows on GP
 
 class BatchedDecoding:
     """Mixed into ``HFBackend``: needs ``model``, ``tokenizer``, ``device``, ``batch_size``,
-    ``prefix_reuse``, ``mix_contexts``, ``eos_ids``, ``pad_id``, ``bos_id`` and ``encode``."""
+    ``prefix_reuse``, ``prefix_trie``, ``mix_contexts``, ``eos_ids``, ``pad_id``, ``bos_id`` and ``encode``."""
 
     model: Any
     tokenizer: Any
     device: Any
     batch_size: int | str
     prefix_reuse: bool
+    prefix_trie: bool
     mix_contexts: bool | None
     eos_ids: list[int]
     pad_id: int
@@ -122,39 +126,70 @@ class BatchedDecoding:
         overhead = self._forward_overhead() * (1 + decoding.max_new_tokens)
         return batch_sizing.length_buckets(seqs, prefix_of, members, overhead, limit)
 
-    def _batches(self, seqs, groups, mix, decoding) -> list[list[int]]:
-        prefix_of = {i: p for p, members in groups for i in members}
+    def _batches(self, seqs, groups, mix, decoding, prefix_of=None, held=None) -> list[list[int]]:
+        """Rows cut into batches; ``prefix_of`` (row -> cached prefix length; default each group's
+        prefix) and ``held`` (prefix-cache tokens kept meanwhile) come from the prompt tries."""
+        if prefix_of is None:
+            prefix_of = {i: p for p, members in groups for i in members}
+        held_groups = groups if held is None else [(held, [])]
         if mix:
             rows = [i for _, members in groups for i in members]
             width = max(len(seqs[i]) - prefix_of[i] for i in rows)
-            longest = max(p for p, _ in groups) + width + decoding.max_new_tokens
+            longest = max(prefix_of[i] for i in rows) + width + decoding.max_new_tokens
             return self._length_buckets(seqs, prefix_of, rows, decoding,
-                                        self._batch_limit(longest, width, groups))
+                                        self._batch_limit(longest, width, held_groups))
         batches = []
-        for prefix_len, members in groups:
+        for _, members in groups:
             longest = max(len(seqs[i]) for i in members) + decoding.max_new_tokens
-            width = max(len(seqs[i]) for i in members) - prefix_len
-            batches += self._length_buckets(seqs, prefix_len, members, decoding,
+            width = max(len(seqs[i]) - prefix_of[i] for i in members)
+            batches += self._length_buckets(seqs, prefix_of, members, decoding,
                                             self._batch_limit(longest, width))
         return batches
+
+    def _prompt_tries(self, seqs, groups, scoring: bool) -> dict[int, PromptTrie]:
+        """The prefix trie of each prompt group, where it shares more than the group's one prefix;
+        groups without one prefill that prefix alone. ``prefix_trie`` None (the default) uses the
+        trie for scoring only: measured on CPUs it makes constrained answers faster but generation
+        slower (docs/speed.md); True uses it for generation too."""
+        wanted = getattr(self, "prefix_trie", None)
+        if not (scoring if wanted is None else wanted) or not kv_cache.full_attention(self.model):
+            return {}
+        tries = {}
+        for g, (prefix_len, members) in enumerate(groups):
+            if prefix_len > 0 and len(members) > 1:
+                plan = plan_prompt_trie(seqs, members, prefix_len)
+                if plan.nodes:
+                    tries[g] = plan
+        return tries
 
     def _run_batches(self, seqs, groups, mix, config, decoding,
                      gather: list[int] | None = None) -> Iterator[tuple[list[int], list]]:
         """Yield (indices, texts) per batch. Prefix caches are prefilled when first needed and freed
         after their group's last batch. With ``gather`` (token ids) nothing is decoded: each batch
-        yields, per row, the log-probabilities of those tokens as the sequence's next token."""
+        yields, per row, the log-probabilities of those tokens as the sequence's next token.
+        A group with a prompt trie prefills its root and trie nodes once (``prefix_trie``); each
+        row's cache is gathered from that: the root plus the row's path through the trie."""
+        tries = self._prompt_tries(seqs, groups, scoring=gather is not None)
         prefix_of = {i: p for p, members in groups for i in members}
+        for plan in tries.values():
+            prefix_of.update(plan.prefix_len)
         group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}
+        held = sum(tries[g].cached_tokens if g in tries else p for g, (p, _) in enumerate(groups))
         remaining = [len(members) for _, members in groups]
         prefixes: dict[int, object] = {}
-        for batch in self._batches(seqs, groups, mix, decoding):
+        for batch in self._batches(seqs, groups, mix, decoding, prefix_of, held):
             for g in {group_of[i] for i in batch}:
-                if g not in prefixes and groups[g][0] > 0:
+                if g in prefixes or groups[g][0] == 0:
+                    continue
+                if g in tries:
+                    prefixes[g] = prefill_prompt_trie(self.model, tries[g], self.device)
+                else:
                     prefixes[g] = kv_cache.prefill(self.model, seqs[groups[g][1][0]][:groups[g][0]], self.device)
             reserve = 0 if decoding.temperature > 0 else \
                 max(len(seqs[i]) - prefix_of[i] for i in batch) + decoding.max_new_tokens
-            cache = kv_cache.batch_cache(self.model, self.device, prefixes, [group_of[i] for i in batch],
-                                         [prefix_of[i] for i in batch], reserve)
+            index = [tries[group_of[i]].row_index(i) if group_of[i] in tries else prefix_of[i] for i in batch]
+            cache = kv_cache.gathered_cache(self.model, self.device, prefixes, [group_of[i] for i in batch],
+                                            index, reserve)
             if gather is not None:
                 texts = self._next_logprobs_batch(seqs, prefix_of, batch, cache, gather)
             elif decoding.temperature > 0:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 LAYOUT_ERROR = ("this transformers version lays out DynamicLayer differently from what framebench "
@@ -163,37 +164,63 @@ def batch_cache(model: Any, device: Any, prefixes: dict[int, Any], row_groups: l
     """A cache for one batch: row r holds its group's prefix keys/values, left-padded with zeros
     (attention mask 0) to the batch's longest prefix. With ``reserve`` > 0 every layer gets room
     for that many more tokens, so decoding writes in place instead of concatenating per step."""
+    return gathered_cache(model, device, prefixes, row_groups, list(row_prefix), reserve)
+
+
+def gathered_cache(model: Any, device: Any, sources: dict[Any, Any], row_source: list,
+                   row_index: list[int | Sequence[int]], reserve: int):
+    """A cache for one batch: row r holds the keys/values of ``sources[row_source[r]]`` (batch 1) at
+    ``row_index[r]`` (a length n: its first n positions; or a list of positions, e.g. a prompt's
+    path through a packed prefix trie), left-padded with zeros (attention mask 0) to the batch's
+    longest row, with room for ``reserve`` more tokens (see ``batch_cache``)."""
     import torch
 
     cache = new_cache(model)
-    pmax = max(row_prefix)
+    lengths = [k if isinstance(k, int) else len(k) for k in row_index]
+    pmax = max(lengths)
     if pmax == 0 and not reserve:
         return cache
     if not full_attention(model):  # sliding-window or other layer kinds: only whole-group batches
-        if len(set(row_groups)) > 1 and pmax > 0:
+        if len(set(row_source)) > 1 and pmax > 0 or any(not isinstance(k, int) for k in row_index):
             raise RuntimeError("mixing prefix groups in one batch needs full-attention cache layers")
-        return repeated(prefixes[row_groups[0]], len(row_groups)) if pmax > 0 else cache
+        return repeated(sources[row_source[0]], len(row_source)) if pmax > 0 else cache
     check_layer_layout()
-    rows_of: dict[int, list[int]] = {}
-    for r, g in enumerate(row_groups):
-        if row_prefix[r] > 0:
+    rows_of: dict[Any, list[int]] = {}
+    for r, g in enumerate(row_source):
+        if lengths[r] > 0:
             rows_of.setdefault(g, []).append(r)
+    # per source: (row ids, index [rows, pmax] into the source, valid [rows, pmax]) or a plain length
+    plans: dict[Any, tuple] = {}
+    for g, rows in rows_of.items():
+        if all(isinstance(row_index[r], int) for r in rows) and len({lengths[r] for r in rows}) == 1:
+            plans[g] = (torch.tensor(rows, device=device), lengths[rows[0]], None)
+            continue
+        index = torch.zeros((len(rows), pmax), dtype=torch.long)
+        valid = torch.zeros((len(rows), pmax), dtype=torch.bool)
+        for j, r in enumerate(rows):
+            spots = range(row_index[r]) if isinstance(row_index[r], int) else row_index[r]
+            index[j, pmax - lengths[r]:] = torch.as_tensor(list(spots), dtype=torch.long)
+            valid[j, pmax - lengths[r]:] = True
+        plans[g] = (torch.tensor(rows, device=device), index.to(device), valid.to(device))
     reserved = reserved_layer_class()
-    batch, room = len(row_groups), pmax + reserve
+    batch, room = len(row_source), pmax + reserve
     for layer_idx in range(len(cache.layers)):
         if rows_of:
-            ref = prefixes[next(iter(rows_of))].layers[layer_idx]
+            ref = sources[next(iter(rows_of))].layers[layer_idx]
             k_shape, v_shape = ref.keys.shape, ref.values.shape
         else:  # no row has a prefix
             k_shape = v_shape = kv_shape(model)
         keys = torch.zeros((batch, k_shape[1], room, k_shape[3]), dtype=model.dtype, device=device)
         values = torch.zeros((batch, v_shape[1], room, v_shape[3]), dtype=model.dtype, device=device)
-        for g, rows in rows_of.items():
-            layer = prefixes[g].layers[layer_idx]
-            index = torch.tensor(rows, device=device)
-            length = layer.keys.shape[-2]
-            keys[index, :, pmax - length:pmax] = layer.keys.to(keys.dtype)
-            values[index, :, pmax - length:pmax] = layer.values.to(values.dtype)
+        for g, (rows_t, index, valid) in plans.items():
+            layer = sources[g].layers[layer_idx]
+            if valid is None:  # the same first ``index`` positions for every row
+                keys[rows_t, :, pmax - index:pmax] = layer.keys[:, :, :index].to(keys.dtype)
+                values[rows_t, :, pmax - index:pmax] = layer.values[:, :, :index].to(values.dtype)
+                continue
+            keep = valid[:, None, :, None]
+            keys[rows_t, :, :pmax] = (layer.keys[0][:, index].transpose(0, 1) * keep).to(keys.dtype)
+            values[rows_t, :, :pmax] = (layer.values[0][:, index].transpose(0, 1) * keep).to(values.dtype)
         cache.layers[layer_idx] = (reserved(keys, values, pmax) if reserve
                                    else filled_layer(keys[:, :, :pmax], values[:, :, :pmax]))
     return cache
