@@ -150,6 +150,11 @@ class Suite(ReportPart, RecordsView):
         """Selection entries of run.json (and of the run id) that this suite's jobs determine."""
         return {}
 
+    def inspect_metrics(self) -> list[Any]:
+        """Inspect AI metrics of its own for its task under Inspect (``inspect eval framebench/NAME``;
+        ``framebench.interop.inspect_tasks``), beside accuracy and its clustered error."""
+        return []
+
     # ---- records -> report: a suite is a report part (``framebench.scoring.parts.ReportPart``:
     # ``compute``, ``report_sections``, ``report_figures``, ``summary_tables``; its own entry is
     # ``report[self.name]``), plus what the report compares between models

@@ -132,11 +132,8 @@ def test_the_check_finds_an_answer_mode_literal(tmp_path):
 # ``framebench.suite.Job.condition`` (every suite's per-job condition), exported by the interop
 # formats as their ``condition`` field.
 JOB_CONDITION = {(f"interop/{m}.py", "condition") for m in ("hf_dataset", "lm_eval_tasks", "lm_eval_samples", "samples")}
-# An Inspect log's status "success" is Inspect's word, not embodied's column. OMIT's Inspect metric
-# (``omission_rates``: frames and conditions of OMIT samples) still lives in the core's Inspect
-# tasks: known debt, to move behind the suite interface, listed here so that nothing else slips in.
-INTEROP = {("interop/inspect_log.py", "success"), ("interop/inspect_tasks.py", "frame"),
-           ("interop/inspect_tasks.py", "conflicts"), ("interop/inspect_tasks.py", "condition")}
+# An Inspect log's status "success" is Inspect's word, not embodied's column.
+INTEROP = {("interop/inspect_log.py", "success")}
 
 
 def test_the_core_names_no_suite_column_or_simulator_option():

@@ -281,6 +281,11 @@ class OmitSuite(Suite):
 
         return summary_tables(report[self.name])
 
+    def inspect_metrics(self):
+        from text_eval.omit.inspect_metric import omission_rates
+
+        return [omission_rates()]
+
     def model_note(self, model):
         from text_eval.omit.metrics import PERSONA_PREFIX
 

@@ -5,7 +5,8 @@ Each sample is one framebench item: the user message framebench renders (after t
 system turn where it has one: OMIT M3); greedy
 decoding with framebench's max new tokens; scored by framebench's own strict parser. Metrics:
 accuracy with its standard error clustered by context, strict accuracy and framing effect per
-format (pooled over tasks, as ``framebench score``), OMIT's OBR / ABR / FCR per condition.
+format (pooled over tasks, as ``framebench score``), and a suite's own metrics
+(``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR per condition, ``text_eval.omit.inspect_metric``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from framebench.interop.samples import (
     to_sample,
 )
 from framebench.pipeline.text import select_items
+from framebench.registry import suite
 
 CLUSTER = "context_id"
 MAX_NEW_TOKENS = "max_new_tokens"  # the metadata key of a sample's framebench budget
@@ -122,40 +124,6 @@ def framing_effect() -> Metric:
     return compute
 
 
-def _pattern(group: list[SampleScore]) -> str | None:
-    """A scenario's (action, omission) answer letters; None unless both frames parsed Yes/No."""
-    letters = {}
-    for s in group:
-        answer = (s.score.metadata or {}).get("answer", "")
-        if (s.score.metadata or {}).get("parse") == "ok" and answer in ("Yes", "No"):
-            letters.setdefault(_meta(s)["frame"], answer[0])
-    return letters["action"] + letters["omission"] if len(letters) == 2 else None
-
-
-@metric
-def omission_rates() -> Metric:
-    """Per condition, over scenarios with both frames parsed (the conflict-labeled ones when any
-    is labeled): OBR = (No, No), ABR = (Yes, Yes), FCR = mixed."""
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        if any(_meta(s).get("conflicts") for s in scores):
-            scores = [s for s in scores if _meta(s).get("conflicts")]
-        scenarios: dict[tuple[str, str], list[SampleScore]] = {}
-        for s in scores:
-            scenarios.setdefault((_meta(s)["condition"], _meta(s)["context_id"]), []).append(s)
-        out: dict[str, float] = {}
-        for condition in sorted({c for c, _ in scenarios}):
-            patterns = [p for (c, _), g in scenarios.items() if c == condition if (p := _pattern(g))]
-            if patterns:
-                n = len(patterns)
-                out[f"OBR_{condition}"] = patterns.count("NN") / n
-                out[f"ABR_{condition}"] = patterns.count("YY") / n
-                out[f"FCR_{condition}"] = (patterns.count("YN") + patterns.count("NY")) / n
-        return out
-
-    return compute
-
-
 def _score(record: dict[str, Any], value: Any) -> Score:
     return Score(value=value, answer=record["answer"], explanation=record["parse"],
                  metadata={"parse": record["parse"], "answer": record["answer"]})
@@ -172,15 +140,20 @@ def framingqa_scorer() -> Any:
     return score
 
 
-@scorer(metrics=[mean(), stderr(cluster=CLUSTER), omission_rates()])
-def omit_scorer() -> Any:
-    """framebench's OMIT parser; the value is 1 for a parsed Yes (the action taken), else 0."""
+def action_scorer(suite_metrics: list[Metric]) -> Any:
+    """framebench's parser for a Yes/No action question (OMIT); the value is 1 for a parsed Yes
+    (the action taken), else 0. Beside the mean, the suite's own Inspect metrics
+    (``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR)."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        record = _record(state)
-        return _score(record, 1.0 if record["parse"] == "ok" and record["answer"] == "Yes" else 0.0)
+    @scorer(metrics=[mean(), stderr(cluster=CLUSTER), *suite_metrics], name="omit_scorer")
+    def omit_scorer() -> Any:
+        async def score(state: TaskState, target: Target) -> Score:
+            record = _record(state)
+            return _score(record, 1.0 if record["parse"] == "ok" and record["answer"] == "Yes" else 0.0)
 
-    return score
+        return score
+
+    return omit_scorer()
 
 
 def _task(suite_name: str, samples: list[TextSample], scorer_: Any) -> Task:
@@ -203,4 +176,4 @@ def omit(data: str, condition: str | None = None) -> Task:
     """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
     name, path = omit.__name__, items_file(data)
     samples = [to_sample(job_of(it, condition, str(path))) for it in load_items(data, name)]
-    return _task(name, samples, omit_scorer())
+    return _task(name, samples, action_scorer(suite(name).inspect_metrics()))
