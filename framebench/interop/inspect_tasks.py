@@ -34,6 +34,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from framebench.errors import UserError
+from framebench.interop.inspect_log import scorer_name
 from framebench.interop.samples import (
     TextSample,
     items_file,
@@ -140,20 +141,20 @@ def framingqa_scorer() -> Any:
     return score
 
 
-def action_scorer(suite_metrics: list[Metric]) -> Any:
+def action_scorer(suite_name: str, suite_metrics: list[Metric]) -> Any:
     """framebench's parser for a Yes/No action question (OMIT); the value is 1 for a parsed Yes
     (the action taken), else 0. Beside the mean, the suite's own Inspect metrics
     (``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR)."""
 
-    @scorer(metrics=[mean(), stderr(cluster=CLUSTER), *suite_metrics], name="omit_scorer")
-    def omit_scorer() -> Any:
+    @scorer(metrics=[mean(), stderr(cluster=CLUSTER), *suite_metrics], name=scorer_name(suite_name))
+    def action() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             record = _record(state)
             return _score(record, 1.0 if record["parse"] == "ok" and record["answer"] == "Yes" else 0.0)
 
         return score
 
-    return omit_scorer()
+    return action()
 
 
 def _task(suite_name: str, samples: list[TextSample], scorer_: Any) -> Task:
@@ -176,4 +177,4 @@ def omit(data: str, condition: str | None = None) -> Task:
     """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
     name, path = omit.__name__, items_file(data)
     samples = [to_sample(job_of(it, condition, str(path))) for it in load_items(data, name)]
-    return _task(name, samples, action_scorer(suite(name).inspect_metrics()))
+    return _task(name, samples, action_scorer(name, suite(name).inspect_metrics()))
