@@ -167,6 +167,21 @@ def pick(items: list[dict], task: str, contexts: int) -> list[dict]:
     return [it for it in items if it["context_id"] in keep]
 
 
+def per_context_row(backend, items, chats, decodings, tmp: Path, outputs: dict[str, str]):
+    """The reference row for batches across contexts: the same run with every batch inside one
+    context (``mix_contexts=false``, the CPU default before); its greedy outputs must be the same."""
+    before, backend.mix_contexts = backend.mix_contexts, False
+    try:
+        (alone, _), seconds = timed(backend, lambda: engines.framebench_engine(
+            backend, items, chats, decodings, tmp, "per-context"))
+    finally:
+        backend.mix_contexts = before
+    if alone != outputs:
+        sys.exit("error: per-context batches changed a greedy output")
+    generated = generated_tokens(backend, items, alone)
+    return "  per-context batches", items, seconds, necessary_work(backend, items, chats, generated, True)
+
+
 def timed(backend, fn) -> tuple[object, float]:
     engines.sync(backend)
     start = time.perf_counter()
@@ -188,6 +203,8 @@ def main() -> None:
     ap.add_argument("--rates", default=RATE_TOKENS, help="token counts of the machine-rate multiplies")
     ap.add_argument("--naive-every", type=int, default=1, help="time the naive loop on every k-th item")
     ap.add_argument("--lmeval-batch", type=int, default=64)
+    ap.add_argument("--per-context", action=argparse.BooleanOptionalAction, default=None,
+                    help="also time generation with every batch inside one context (default: on a CPU)")
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args()
 
@@ -197,6 +214,8 @@ def main() -> None:
     from text_eval.framingqa.prompts import render_chat
 
     backend = load_backend(args)
+    if args.per_context is None:
+        args.per_context = backend.device.type == "cpu"
     items = pick(engines.read_items(args.items), args.task, args.contexts)
     if not items:
         sys.exit(f"error: {args.items}: no FramingQA items of task {args.task!r}")
@@ -219,6 +238,8 @@ def main() -> None:
             backend, items, chats, decodings, Path(tmp), "auto"))
         generated = generated_tokens(backend, items, outputs)
         rows.append(("framebench generate", items, seconds, necessary_work(backend, items, chats, generated, True)))
+        if args.per_context and len({it["context_id"] for it in items}) > 1:
+            rows.append(per_context_row(backend, items, chats, decodings, Path(tmp), outputs))
         _, seconds = timed(backend, lambda: engines.constrained_engine(backend, items, chats))
         rows.append(("framebench constrained", items, seconds, necessary_work(backend, items, chats, None, True)))
         naive, seconds = timed(backend, lambda: engines.naive_engine(backend, naive_items, chats, decodings))

@@ -118,9 +118,21 @@ def test_mixed_batches_feed_each_prefix_once(mixed, monkeypatch):
     assert any(0 in first and 1 in first for _, _, first in suffix)
 
 
-def test_cpu_default_keeps_per_group_batches(varied_dir):
+def test_cpu_default_mixes_contexts(varied_dir):
     backend = HFBackend(str(varied_dir), batch_size="auto")
-    assert backend.device.type == "cpu" and not backend._mixes_contexts()
+    assert backend.device.type == "cpu" and backend._mixes_contexts()
+    chats = _chats()
+    _, groups = _groups(backend, chats)
+    group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}
+    batches: list[list[int]] = []
+    outputs = backend.generate(chats, Decoding(max_new_tokens=3), on_batch=lambda idx, _t: batches.append(idx))
+    assert any(len({group_of[i] for i in b}) > 1 for b in batches)
+    assert outputs == backend.generate_naive(chats, Decoding(max_new_tokens=3))
+
+
+def test_mix_contexts_off_keeps_per_group_batches(varied_dir):
+    backend = HFBackend(str(varied_dir), batch_size="auto", mix_contexts=False)
+    assert not backend._mixes_contexts()
     chats = _chats()
     _, groups = _groups(backend, chats)
     group_of = {i: g for g, (_, members) in enumerate(groups) for i in members}

@@ -48,7 +48,7 @@ HF_OPTIONS = (
     Option("prefix_reuse", bool, "compute a context's shared prompt prefix once"),
     Option("prefix_trie", bool, "compute every prefix some of a context's prompts share once, a prefix trie "
            "(default: for constrained answers only)"),
-    Option("mix_contexts", bool, "let rows of different contexts share a batch (default: on a GPU)"),
+    Option("mix_contexts", bool, "let rows of different contexts share a batch (default: on; off: per-context batches)"),
 )
 
 HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",

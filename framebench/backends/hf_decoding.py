@@ -4,11 +4,10 @@
 (``prefix_groups``), runs that prefix through the model once, and decodes every member's suffix
 from a copy of the prefix's cache. Suffixes of different lengths are batched by inserting pad
 tokens *between* the prefix and the suffix with attention mask 0; position ids come from the
-mask's cumulative sum, so every real token keeps the position it has in the unpadded prompt. On
-GPUs one batch also holds rows of *different* contexts: each row's prefix keys/values are
-left-padded (mask 0) to the batch's longest prefix (``kv_cache.batch_cache``), with room reserved
-for the suffix and the new tokens, so decoding writes in place. On CPUs batches stay within one
-context (no attention over padding). With a prefix trie (``prefix_trie``: by default for scoring
+mask's cumulative sum, so every real token keeps the position it has in the unpadded prompt. One
+batch also holds rows of *different* contexts: each row's prefix keys/values are left-padded
+(mask 0) to the batch's longest prefix (``kv_cache.batch_cache``), with room reserved for the
+suffix and the new tokens, so decoding writes in place. With a prefix trie (``prefix_trie``: by default for scoring
 only) a group prefills every prefix some of its prompts share once, packed in one row, and each
 row's cache is gathered from it (the root plus the row's path). ``generate_naive`` (one chat at a time, no cache, no padding)
 is the reference these outputs are tested against.
@@ -104,11 +103,12 @@ class BatchedDecoding:
 
     def _mixes_contexts(self) -> bool:
         """Whether one batch may hold rows of different prefix groups (each row decoding from its own
-        group's prefix cache, left-padded to the batch's longest prefix). On by default on GPUs, where
-        large batches pay; off on CPUs, where per-group batches avoid attending over padding."""
+        group's prefix cache, left-padded to the batch's longest prefix). On by default: a decoding
+        step costs nearly as much for a few rows as for sixty (it reads every weight), so large
+        batches pay on CPUs as on GPUs (docs/speed.md, "Batches across contexts")."""
         if not kv_cache.full_attention(self.model):  # sliding-window layers: per-group batches
             return False
-        return self.mix_contexts if self.mix_contexts is not None else self.device.type == "cuda"
+        return self.mix_contexts if self.mix_contexts is not None else True
 
     # ---- batch sizing (framebench.backends.batch_sizing) -----------------------------------
     def _batch_limit(self, total_len: int, width: int | None = None, groups=None) -> int:
