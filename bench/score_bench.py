@@ -7,15 +7,21 @@ scenario plus a 5-persona panel at M0, a third of the scenarios conflict-labeled
 the candidate pool; embodied 7 variants per episode. Goal: <= 15 s on a 2-core machine.
 
     python bench/score_bench.py [--records 500000] [--keep DIR] [--no-phases]
+    python bench/score_bench.py --runs DIR/run --compare-with ../base-checkout [--repeats 3]
 
 The last line gives the wall time and peak RSS (``ru_maxrss`` of the child) of the subprocess
-``framebench score`` run.
+``framebench score`` run. ``--compare-with`` times ``framebench score`` of another checkout
+(imported through ``PYTHONPATH``) against this one on the ``--runs`` folder (e.g. one ``--keep``
+left), interleaved, ``--repeats`` runs each: wall and peak RSS of every run, the best of each,
+their ratio, and whether the two wrote the same report.json and report.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -199,12 +205,75 @@ def peak_child_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed_score(checkout: Path, run_dir: Path, out: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB; the largest process of the run) of ``framebench score``
+    imported from ``checkout``."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "framebench", "score", str(run_dir), "--out", str(out)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{checkout}: framebench score failed:\n{proc.stderr.read().decode()}")
+    proc.stderr.close()
+    return wall, usage.ru_maxrss / 1024
+
+
+def compare(base: Path, run_dir: Path, out_dir: Path, repeats: int) -> None:
+    """Interleaved runs of ``base``'s and this checkout's ``framebench score``."""
+    checkouts = {"base": base.resolve(), "this": ROOT}
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in checkouts}
+    for i in range(repeats):
+        for name, checkout in checkouts.items():
+            wall, rss = timed_score(checkout, run_dir, out_dir / name)
+            results[name].append((wall, rss))
+            print(f"  run {i + 1} {name:<4} ({checkout}): wall {wall:6.2f} s, peak RSS {rss:,.0f} MiB")
+    best = {name: min(runs) for name, runs in results.items()}
+    for name, runs in results.items():
+        print(f"best {name}: wall {best[name][0]:.2f} s, peak RSS {max(r for _, r in runs):,.0f} MiB (largest)")
+    print(f"ratio this/base (best wall): {best['this'][0] / best['base'][0]:.3f}")
+    for file in ("report.json", "report.md"):
+        same = stamped(out_dir / "base" / file) == stamped(out_dir / "this" / file)
+        print(f"{file}: {'identical' if same else 'DIFFERENT'} (but for the time and commit stamped)")
+
+
+def stamped(path: Path) -> str:
+    """A report file with the time it was generated and the checkout's commit blanked."""
+    text = path.read_text()
+    meta = json.loads(text)["meta"] if path.suffix == ".json" else {}
+    for value in (meta.get("generated"), meta.get("git_commit")):
+        if value:
+            text = text.replace(value, "")
+    if path.suffix == ".md":  # "_Generated <time> by framebench <version> (git <commit>); ..."
+        text = re.sub(r"^_Generated \S+ by framebench \S+( \(git \w+\))?", "_Generated", text, flags=re.M)
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--keep", type=Path, help="keep the run and report folders here")
     parser.add_argument("--no-phases", action="store_true", help="only the end-to-end timings")
+    parser.add_argument("--runs", type=Path, help="with --compare-with: the run folder to score")
+    parser.add_argument("--compare-with", type=Path, metavar="CHECKOUT",
+                        help="time another checkout's framebench score against this one's")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each with --compare-with")
     args = parser.parse_args()
+
+    if args.compare_with:
+        if not args.runs:
+            parser.error("--compare-with needs --runs (generate once with --keep)")
+        if args.keep:  # the two reports stay there (base/, this/)
+            compare(args.compare_with, args.runs, args.keep, args.repeats)
+            return
+        with tempfile.TemporaryDirectory(prefix="score-compare-") as out:
+            compare(args.compare_with, args.runs, Path(out), args.repeats)
+        return
 
     from framebench import api
 

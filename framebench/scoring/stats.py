@@ -5,7 +5,8 @@
   contexts, applied to both models).
 * :func:`mcnemar_exact`: the exact two-sided McNemar test on paired 0/1 indicators.
 * :func:`holm`: Holm's step-down adjustment of a family of p-values.
-* :func:`wilson`: the Wilson score interval of a proportion (sane at 0 and 1).
+* :func:`wilson`: the Wilson score interval of a proportion (sane at 0 and 1); :func:`wilson_many`
+  of many at once.
 * :func:`clustered_se`, :func:`mde`: the standard error of a mean over contexts (the context is
   the cluster) and the minimum detectable effect at a power and level (Miller 2024, arXiv
   2411.00640).
@@ -112,6 +113,22 @@ def wilson(count: float, n: float, level: float = 0.95) -> list[float] | None:
     low = 0.0 if low < 1e-12 else min(float(low), 1.0)
     high = 1.0 if high > 1 - 1e-12 else max(float(high), 0.0)
     return [low, high]
+
+
+def wilson_many(counts: Sequence[float], ns: Sequence[int], level: float = 0.95) -> list[list[float] | None]:
+    """:func:`wilson` of each (count, n) pair, in one vectorised ``proportion_confint`` call (the
+    same elementwise arithmetic, so the same bounds)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    counts_a, ns_a = np.asarray(counts, dtype=float), np.asarray(ns, dtype=np.int64)
+    out: list[list[float] | None] = [None] * len(ns_a)
+    present = np.flatnonzero(ns_a != 0)
+    if not len(present):
+        return out
+    lows, highs = proportion_confint(counts_a[present], ns_a[present], alpha=1.0 - level, method="wilson")
+    for i, low, high in zip(present.tolist(), lows.tolist(), highs.tolist(), strict=True):
+        out[i] = [0.0 if low < 1e-12 else min(low, 1.0), 1.0 if high > 1 - 1e-12 else max(high, 0.0)]
+    return out
 
 
 def clustered_se(values: Sequence[float]) -> float | None:
