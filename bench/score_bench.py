@@ -12,8 +12,9 @@ the candidate pool; embodied 7 variants per episode. Goal: <= 15 s on a 2-core m
 The last line gives the wall time and peak RSS (``ru_maxrss`` of the child) of the subprocess
 ``framebench score`` run. ``--compare-with`` times ``framebench score`` of another checkout
 (imported through ``PYTHONPATH``) against this one on the ``--runs`` folder (e.g. one ``--keep``
-left), interleaved, ``--repeats`` runs each: wall and peak RSS of every run, the best of each,
-their ratio, and whether the two wrote the same report.json and report.md.
+left), interleaved, ``--repeats`` runs each: wall, CPU (children included: the machine may be
+shared) and peak RSS of every run, the best of each, their ratios, and whether the two wrote the
+same report.json, report.md and report.html (but for the time and commit they stamp).
 """
 
 from __future__ import annotations
@@ -208,9 +209,9 @@ def peak_child_rss_mib() -> float:
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed_score(checkout: Path, run_dir: Path, out: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB; the largest process of the run) of ``framebench score``
-    imported from ``checkout``."""
+def timed_score(checkout: Path, run_dir: Path, out: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system, its child processes included) and peak RSS
+    (MiB; the largest process of the run) of ``framebench score`` imported from ``checkout``."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "framebench", "score", str(run_dir), "--out", str(out)],
@@ -221,23 +222,28 @@ def timed_score(checkout: Path, run_dir: Path, out: Path) -> tuple[float, float]
     if proc.returncode:
         raise SystemExit(f"{checkout}: framebench score failed:\n{proc.stderr.read().decode()}")
     proc.stderr.close()
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def compare(base: Path, run_dir: Path, out_dir: Path, repeats: int) -> None:
     """Interleaved runs of ``base``'s and this checkout's ``framebench score``."""
     checkouts = {"base": base.resolve(), "this": ROOT}
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in checkouts}
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in checkouts}
+    print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for i in range(repeats):
         for name, checkout in checkouts.items():
-            wall, rss = timed_score(checkout, run_dir, out_dir / name)
-            results[name].append((wall, rss))
-            print(f"  run {i + 1} {name:<4} ({checkout}): wall {wall:6.2f} s, peak RSS {rss:,.0f} MiB")
-    best = {name: min(runs) for name, runs in results.items()}
+            wall, cpu, rss = timed_score(checkout, run_dir, out_dir / name)
+            results[name].append((wall, cpu, rss))
+            print(f"  run {i + 1} {name:<4} ({checkout}): wall {wall:6.2f} s, cpu {cpu:6.2f} s, "
+                  f"peak RSS {rss:,.0f} MiB")
+    best = {name: np.min(runs, axis=0) for name, runs in results.items()}
     for name, runs in results.items():
-        print(f"best {name}: wall {best[name][0]:.2f} s, peak RSS {max(r for _, r in runs):,.0f} MiB (largest)")
-    print(f"ratio this/base (best wall): {best['this'][0] / best['base'][0]:.3f}")
-    for file in ("report.json", "report.md"):
+        print(f"best {name}: wall {best[name][0]:.2f} s, cpu {best[name][1]:.2f} s, "
+              f"peak RSS {max(r[2] for r in runs):,.0f} MiB (largest)")
+    print(f"ratio this/base: best wall {best['this'][0] / best['base'][0]:.3f}, "
+          f"best cpu {best['this'][1] / best['base'][1]:.3f}")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for file in ("report.json", "report.md", "report.html"):
         same = stamped(out_dir / "base" / file) == stamped(out_dir / "this" / file)
         print(f"{file}: {'identical' if same else 'DIFFERENT'} (but for the time and commit stamped)")
 
@@ -249,8 +255,8 @@ def stamped(path: Path) -> str:
     for value in (meta.get("generated"), meta.get("git_commit")):
         if value:
             text = text.replace(value, "")
-    if path.suffix == ".md":  # "_Generated <time> by framebench <version> (git <commit>); ..."
-        text = re.sub(r"^_Generated \S+ by framebench \S+( \(git \w+\))?", "_Generated", text, flags=re.M)
+    if path.suffix != ".json":  # "Generated <time> by framebench <version> (git <commit>); ..."
+        text = re.sub(r"Generated \S+ by framebench \S+( \(git \w+\))?", "Generated", text)
     return text
 
 

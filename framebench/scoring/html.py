@@ -12,17 +12,19 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import pandas as pd
 
-from framebench.scoring.figures import png_base64
 from framebench.scoring.formatting import pct
 from framebench.scoring.markdown import numeric_column
 from framebench.scoring.sections import Table, ordered, task_name
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 from framebench.vocabulary import BIASES, LEVELS, NEUTRAL
+
+if TYPE_CHECKING:
+    from framebench.scoring.figure_job import FigureJob
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -267,29 +269,33 @@ def _meta(records: pd.DataFrame | None) -> str:
 
 def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 prompts: Mapping[str, str] | None = None, *,
-                drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None) -> str:
+                drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None,
+                figures: FigureJob | None = None) -> str:
     """``report.html``: tables, inline figures and the capped per-context drill-down. With a
     ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
     contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``); a suite's
-    table rows filter on that suite."""
+    table rows filter on that suite. ``figures``: the report's figures, already being drawn
+    (``FigureJob.start(report)``); without one they are drawn alongside the rest of the page."""
     from framebench.registry import suites
-    from framebench.scoring.report import report_figures, sections_by_part
+    from framebench.scoring.figure_job import FigureJob
+    from framebench.scoring.report import sections_by_part
 
+    figures = figures or FigureJob.start(report)
     sections, leads = [], []
     for part, section in sections_by_part(report):
         suite = part.name if part.name in suites() else ""
         view = {"title": section.title, "note": section.note,
                 "tables": [_table_view(t, suite, viewer_url) for t in section.tables]}
         (sections if section.heading else leads).append(view)
-    figures = [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
+    meta, groups = _meta(records), drilldown(records, prompts or {}, drilldown_limit)
     template = _environment().get_template("report.html.j2")
     return template.render(
         title=TITLE,
-        meta=_meta(records),
+        meta=meta,
         leads=leads,
         sections=sections,
-        figures=figures,
-        groups=drilldown(records, prompts or {}, drilldown_limit),
+        figures=figures.result(),
+        groups=groups,
         limit=drilldown_limit,
         viewer=_viewer_links(viewer_url),
     )

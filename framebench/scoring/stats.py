@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from framebench.scoring.bootstrap import N_RESAMPLES, SEED, resample_counts
+from framebench.scoring.bootstrap import N_RESAMPLES, SEED, resample_dot
 
 ALPHA = 0.05
 POWER = 0.80
@@ -57,8 +57,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], key: str,
     n = len(d)
     if n == 0:
         return Difference(None, None, None, 0)
-    weights = resample_counts(n, n_resamples, _rng(key)).astype(float)
-    means = np.einsum("rc,c->r", weights, d) / n
+    means = resample_dot(d, n_resamples, _rng(key)) / n
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return Difference(float(d.mean()), float(low), float(high), n)
