@@ -235,6 +235,7 @@ class Comparisons(ReportPart):
     name = "comparisons"
     title = "Model comparisons"
     order = 70  # after the suites, before framing susceptibility
+    concurrent = True  # from the records alone: computed by a second process alongside the suites
 
     def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
         if inputs.quick:  # the console summary after a run shows no comparisons

@@ -24,7 +24,8 @@ from framebench.scoring.viewer_links import context_url, records_url, table_row_
 from framebench.vocabulary import BIASES, LEVELS, NEUTRAL
 
 if TYPE_CHECKING:
-    from framebench.scoring.figure_job import FigureJob
+    from framebench.scoring.figure_job import Payload
+    from framebench.scoring.forked import Forked
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -270,17 +271,18 @@ def _meta(records: pd.DataFrame | None) -> str:
 def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 prompts: Mapping[str, str] | None = None, *,
                 drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None,
-                figures: FigureJob | None = None) -> str:
+                figures: Forked[list[Payload]] | None = None) -> str:
     """``report.html``: tables, inline figures and the capped per-context drill-down. With a
     ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
     contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``); a suite's
     table rows filter on that suite. ``figures``: the report's figures, already being drawn
-    (``FigureJob.start(report)``); without one they are drawn alongside the rest of the page."""
+    (``figure_job.start_figures(report)``); without them they are drawn alongside the rest of the
+    page."""
     from framebench.registry import suites
-    from framebench.scoring.figure_job import FigureJob
+    from framebench.scoring.figure_job import start_figures
     from framebench.scoring.report import sections_by_part
 
-    figures = figures or FigureJob.start(report)
+    figures = figures or start_figures(report)
     sections, leads = [], []
     for part, section in sections_by_part(report):
         suite = part.name if part.name in suites() else ""
