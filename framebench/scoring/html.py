@@ -127,11 +127,12 @@ def cell_kinds() -> dict[str, str]:
     return _kinds[0][1]
 
 
-def format_cell(column: str, value: Any) -> Cell:
-    """A record value as display text; booleans as check marks."""
+def format_cell(column: str, value: Any, kinds: Mapping[str, str] | None = None) -> Cell:
+    """A record value as display text; booleans as check marks. ``kinds``: ``cell_kinds()``, when
+    the caller formats many cells (looking it up costs more than formatting one)."""
     if _missing(value):
         return Cell("")
-    kind = cell_kinds().get(column)
+    kind = (cell_kinds() if kinds is None else kinds).get(column)
     if kind == "bool":
         return Cell("✓", "ok") if bool(value) else Cell("✗", "bad")
     if kind == "share":
@@ -151,10 +152,10 @@ def _suite(name: str):
 
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
                   prompts: Mapping[str, str]) -> ContextView:
-    columns = drilldown_columns(suite)
+    columns, kinds = drilldown_columns(suite), cell_kinds()
     rows = [
         RecordRow(
-            cells=[format_cell(c, record.get(c)) for c in columns],
+            cells=[format_cell(c, record.get(c), kinds) for c in columns],
             question=str(prompts.get(str(record["item_id"]), "")),
             output="" if _missing(record.get("output")) else str(record["output"]),
         )
