@@ -166,7 +166,10 @@ def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = No
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder")
     figures = start_figures(scored.report)  # drawn by a second process while the rest is written
-    return [write_json_atomic(scored.report, out / "report.json"),
-            write_text_atomic(render_markdown(scored.report), out / "report.md"),
-            write_text_atomic(render_html(scored.report, scored.records, scored.prompts,
-                                          viewer_url=viewer_url, figures=figures), out / "report.html")]
+    try:
+        return [write_json_atomic(scored.report, out / "report.json"),
+                write_text_atomic(render_markdown(scored.report), out / "report.md"),
+                write_text_atomic(render_html(scored.report, scored.records, scored.prompts,
+                                              viewer_url=viewer_url, figures=figures), out / "report.html")]
+    finally:
+        figures.cancel()  # nothing left to stop unless writing failed

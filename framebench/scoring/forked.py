@@ -5,7 +5,7 @@ at the fork and sends the result back (pickled); ``result()`` collects it. The c
 the parent would (same inputs, same seeded random streams), so the result is the same. Where fork
 is not the platform's way (not Linux), or the child fails for any reason (an error in ``fn``
 included), ``result()`` computes ``fn(*args)`` here instead, so an error surfaces as it would
-without the child.
+without the child. A caller that gives up on the result (an error of its own) ``cancel()``s it.
 """
 
 from __future__ import annotations
@@ -48,6 +48,14 @@ class Forked(Generic[T]):
             return
         send.close()  # the child's end; the parent only reads
         self._process, self._conn = process, receive
+
+    def cancel(self) -> None:
+        """Stop the child if its result was not collected (the caller gave up on it)."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+            self._conn.close()
+            self._process = None
 
     def result(self) -> T:
         """The child's result (computed here when the child did not deliver it)."""

@@ -279,11 +279,22 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
     table rows filter on that suite. ``figures``: the report's figures, already being drawn
     (``figure_job.start_figures(report)``); without them they are drawn alongside the rest of the
     page."""
-    from framebench.registry import suites
     from framebench.scoring.figure_job import start_figures
+
+    own = figures is None
+    figures = start_figures(report) if figures is None else figures
+    try:
+        return _page(report, records, prompts, drilldown_limit, viewer_url, figures)
+    finally:
+        if own:
+            figures.cancel()  # nothing left to stop unless the page failed
+
+
+def _page(report: Mapping[str, Any], records: pd.DataFrame | None, prompts: Mapping[str, str] | None,
+          drilldown_limit: int, viewer_url: str | None, figures: Forked[list[Payload]]) -> str:
+    from framebench.registry import suites
     from framebench.scoring.report import sections_by_part
 
-    figures = figures or start_figures(report)
     sections, leads = [], []
     for part, section in sections_by_part(report):
         suite = part.name if part.name in suites() else ""

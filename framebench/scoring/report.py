@@ -45,11 +45,15 @@ def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES,
     # concurrent parts (reading the runs alone) run in a second process meanwhile, unless quick
     concurrent = [] if quick else [p for p in parts() if p.concurrent]
     jobs = [(part, Forked(part.compute, inputs)) for part in concurrent]
-    for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
-        if part not in concurrent:
-            _add(inputs, part, part.compute(inputs))
-    for part, job in jobs:
-        _add(inputs, part, job.result())
+    try:
+        for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
+            if part not in concurrent:
+                _add(inputs, part, part.compute(inputs))
+        for part, job in jobs:
+            _add(inputs, part, job.result())
+    finally:
+        for _, job in jobs:
+            job.cancel()  # nothing left to stop unless a part raised
     order = [p.name for p in parts()]
     return jsonable({name: inputs.report[name] for name in order if name in inputs.report})
 
