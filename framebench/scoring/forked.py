@@ -2,15 +2,17 @@
 
 ``Forked(fn, *args)`` forks a child that computes ``fn(*args)`` from the parent's memory as it was
 at the fork and sends the result back (pickled); ``result()`` collects it. The child computes what
-the parent would (same inputs, same seeded random streams), so the result is the same. Where fork
-is not the platform's way (not Linux), or the child fails for any reason (an error in ``fn``
-included), ``result()`` computes ``fn(*args)`` here instead, so an error surfaces as it would
-without the child. A caller that gives up on the result (an error of its own) ``cancel()``s it.
+the parent would (same inputs, same seeded random streams), so the result is the same. Only a
+single-threaded process on Linux forks (another thread may hold a lock the child would need);
+elsewhere, or when the child fails for any reason (an error in ``fn`` included), ``result()``
+computes ``fn(*args)`` here instead, so an error surfaces as it would without the child. A caller
+that gives up on the result (an error of its own) ``cancel()``s it.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -33,7 +35,9 @@ class Forked(Generic[T]):
         self.fn, self.args = fn, args
         self._process: Any = None
         self._conn: Any = None
-        if sys.platform.startswith("linux"):
+        # only from a single-threaded process: a lock another thread holds at the fork (a server's)
+        # would stay locked in the child
+        if sys.platform.startswith("linux") and threading.active_count() == 1:
             self._fork()
 
     def _fork(self) -> None:
