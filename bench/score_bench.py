@@ -214,8 +214,10 @@ def timed_score(checkout: Path, run_dir: Path, out: Path) -> tuple[float, float,
     (MiB; the largest process of the run) of ``framebench score`` imported from ``checkout``."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "framebench", "score", str(run_dir), "--out", str(out)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # cwd: ``-m`` puts the working directory first on sys.path, ahead of PYTHONPATH
+    proc = subprocess.Popen([sys.executable, "-m", "framebench", "score", str(run_dir.resolve()),
+                             "--out", str(out.resolve())],
+                            env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
