@@ -242,6 +242,13 @@ class Comparisons(ReportPart):
             return None
         return compare_models(inputs.records, registered_comparisons(), inputs.n_resamples)
 
+    def preload(self, inputs: ReportInput) -> None:
+        # scipy.stats (McNemar) is what the suites' intervals import too (statsmodels' Wilson);
+        # one model: no pair, so nothing to import
+        if inputs.records["model"].nunique() > 1:
+            import scipy.stats  # noqa: F401
+            import statsmodels.stats.multitest  # noqa: F401
+
     def report_sections(self, report):
         from framebench.scoring.comparisons_report import comparison_section
 

@@ -79,6 +79,10 @@ class ReportPart:
         """Its ``report.json`` entry (None or empty: the part is absent from this report)."""
         return None
 
+    def preload(self, inputs: ReportInput) -> None:
+        """A ``concurrent`` part: import the modules ``compute`` will need that the other parts
+        need too, before its process is forked, so the two processes import them once."""
+
     def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
         """Its report sections, given the whole report (only called when its entry is present)."""
         return []

@@ -44,6 +44,8 @@ def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES,
     inputs = ReportInput(runs, n_resamples, quick)
     # concurrent parts (reading the runs alone) run in a second process meanwhile, unless quick
     concurrent = [] if quick else [p for p in parts() if p.concurrent]
+    for part in concurrent:
+        part.preload(inputs)
     jobs = [(part, Forked(part.compute, inputs)) for part in concurrent]
     try:
         for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
