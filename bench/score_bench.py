@@ -7,15 +7,22 @@ scenario plus a 5-persona panel at M0, a third of the scenarios conflict-labeled
 the candidate pool; embodied 7 variants per episode. Goal: <= 15 s on a 2-core machine.
 
     python bench/score_bench.py [--records 500000] [--keep DIR] [--no-phases]
+    python bench/score_bench.py --runs DIR/run --compare-with ../base-checkout [--repeats 3]
 
 The last line gives the wall time and peak RSS (``ru_maxrss`` of the child) of the subprocess
-``framebench score`` run.
+``framebench score`` run. ``--compare-with`` times ``framebench score`` of another checkout
+(imported through ``PYTHONPATH``) against this one on the ``--runs`` folder (e.g. one ``--keep``
+left), interleaved, ``--repeats`` runs each: wall, CPU (children included: the machine may be
+shared) and peak RSS of every run, the best of each, their ratios, and whether the two wrote the
+same report.json, report.md and report.html (but for the time and commit they stamp).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -199,12 +206,82 @@ def peak_child_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed_score(checkout: Path, run_dir: Path, out: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system, its child processes included) and peak RSS
+    (MiB; the largest process of the run) of ``framebench score`` imported from ``checkout``."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    start = time.perf_counter()
+    # cwd: ``-m`` puts the working directory first on sys.path, ahead of PYTHONPATH
+    proc = subprocess.Popen([sys.executable, "-m", "framebench", "score", str(run_dir.resolve()),
+                             "--out", str(out.resolve())],
+                            env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{checkout}: framebench score failed:\n{proc.stderr.read().decode()}")
+    proc.stderr.close()
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def compare(base: Path, run_dir: Path, out_dir: Path, repeats: int) -> None:
+    """Interleaved runs of ``base``'s and this checkout's ``framebench score``."""
+    checkouts = {"base": base.resolve(), "this": ROOT}
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in checkouts}
+    print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for i in range(repeats):
+        for name, checkout in checkouts.items():
+            wall, cpu, rss = timed_score(checkout, run_dir, out_dir / name)
+            results[name].append((wall, cpu, rss))
+            print(f"  run {i + 1} {name:<4} ({checkout}): wall {wall:6.2f} s, cpu {cpu:6.2f} s, "
+                  f"peak RSS {rss:,.0f} MiB")
+    best = {name: np.min(runs, axis=0) for name, runs in results.items()}
+    for name, runs in results.items():
+        print(f"best {name}: wall {best[name][0]:.2f} s, cpu {best[name][1]:.2f} s, "
+              f"peak RSS {max(r[2] for r in runs):,.0f} MiB (largest)")
+    print(f"ratio this/base: best wall {best['this'][0] / best['base'][0]:.3f}, "
+          f"best cpu {best['this'][1] / best['base'][1]:.3f}")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for file in ("report.json", "report.md", "report.html"):
+        same = stamped(out_dir / "base" / file) == stamped(out_dir / "this" / file)
+        print(f"{file}: {'identical' if same else 'DIFFERENT'} (but for the time and commit stamped)")
+
+
+def stamped(path: Path) -> str:
+    """A report file with the time it was generated and the checkout's commit blanked."""
+    text = path.read_text()
+    meta = json.loads(text)["meta"] if path.suffix == ".json" else {}
+    for value in (meta.get("generated"), meta.get("git_commit")):
+        if value:
+            text = text.replace(value, "")
+    if path.suffix != ".json":  # "Generated <time> by framebench <version> (git <commit>); ..."
+        text = re.sub(r"Generated \S+ by framebench \S+( \(git \w+\))?", "Generated", text)
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--keep", type=Path, help="keep the run and report folders here")
     parser.add_argument("--no-phases", action="store_true", help="only the end-to-end timings")
+    parser.add_argument("--runs", type=Path, help="with --compare-with: the run folder to score")
+    parser.add_argument("--compare-with", type=Path, metavar="CHECKOUT",
+                        help="time another checkout's framebench score against this one's")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each with --compare-with")
     args = parser.parse_args()
+
+    if args.compare_with:
+        if not args.runs:
+            parser.error("--compare-with needs --runs (generate once with --keep)")
+        if args.keep:  # the two reports stay there (base/, this/)
+            compare(args.compare_with, args.runs, args.keep, args.repeats)
+            return
+        with tempfile.TemporaryDirectory(prefix="score-compare-") as out:
+            compare(args.compare_with, args.runs, Path(out), args.repeats)
+        return
 
     from framebench import api
 

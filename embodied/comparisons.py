@@ -25,4 +25,5 @@ EMBODIED_COMPARISON = Comparison(
     title="FramingQA robotics (embodied)", group=(),
     measures=(Measure("completion", "Completion"), Measure("strict_completion", "Strict completion (all)",
                                                             "every biased framing succeeds")),
-    values=embodied_values, test="strict_completion", per_model=True)
+    values=embodied_values, test="strict_completion", per_model=True,
+    columns=("context_id", "bias", "success", "percent_complete"))

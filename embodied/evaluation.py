@@ -33,8 +33,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
 RELATIONS = ("while_satisfied", "after_satisfied", "after_unsatisfied", "before_satisfied")
 MODES = ("all", "any")
 CONSTRAINT_TYPES = (
@@ -121,6 +119,8 @@ class TemporalConstraint(Constraint):
 
     def __init__(self, args: dict[str, Any]):
         super().__init__(args)
+        import networkx as nx  # here: scoring imports this module, and networkx takes 0.3 s
+
         self.dag = nx.DiGraph([tuple(e) for e in args.get("dag_edges", [])])
         if not nx.is_directed_acyclic_graph(self.dag):
             raise ValueError("TemporalConstraint.dag_edges is not a DAG")
@@ -138,6 +138,8 @@ class TemporalConstraint(Constraint):
         return []
 
     def generations(self) -> list[list[int]]:
+        import networkx as nx
+
         return [sorted(g) for g in nx.topological_generations(self.dag)]
 
     def __call__(self, states, satisfied_at, partnr_compat):

@@ -5,15 +5,16 @@ and viewer summaries, and its provenance fields (the evaluation semantics of eac
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-from framebench.scoring.figures import DIRECTION_COLORS, as_value, grouped_bars, plt
 from framebench.scoring.formatting import as_number, n_cell, num, pct, pct_ci, points, small_n_note
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, ordered
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 EMBODIED_ROWS = {
     "overall": "Overall",
@@ -103,6 +104,8 @@ def embodied_completion_figure(emb: Mapping[str, Any]) -> Figure | None:
     models = [m for m in ordered(emb) if "overall" in emb[m]]
     if not models:
         return None
+    from framebench.scoring.figures import DIRECTION_COLORS, as_value, grouped_bars, plt
+
     fig, (ax_mean, ax_strict) = plt.subplots(1, 2, figsize=(11, 3.5), sharey=True)
     mean = {d: [as_value(emb[m]["overall"].get(f"completion_mean_{d}")) for m in models]
             for d in ("neutral", "correct", "incorrect")}

@@ -158,13 +158,18 @@ def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = No
     ``viewer_url`` (where ``framebench view`` serves the records) report.html links to it."""
     from framebench.errors import UserError
     from framebench.runinfo import write_json_atomic, write_text_atomic
+    from framebench.scoring.figure_job import start_figures
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown
 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder")
-    return [write_json_atomic(scored.report, out / "report.json"),
-            write_text_atomic(render_markdown(scored.report), out / "report.md"),
-            write_text_atomic(render_html(scored.report, scored.records, scored.prompts,
-                                          viewer_url=viewer_url), out / "report.html")]
+    figures = start_figures(scored.report)  # drawn by a second process while the rest is written
+    try:
+        return [write_json_atomic(scored.report, out / "report.json"),
+                write_text_atomic(render_markdown(scored.report), out / "report.md"),
+                write_text_atomic(render_html(scored.report, scored.records, scored.prompts,
+                                              viewer_url=viewer_url, figures=figures), out / "report.html")]
+    finally:
+        figures.cancel()  # nothing left to stop unless writing failed

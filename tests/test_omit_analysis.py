@@ -217,3 +217,17 @@ def test_empty_and_non_omit_inputs():
     a = analyze(frame_of(pair("A", "s1", "NN")))  # no selected scenarios at all
     json.dumps(a, allow_nan=False)
     assert a["random_baselines"]["rows"] == [] and a["rates_selected"] == {}
+
+
+def test_cohen_kappa_from_the_2x2_table_is_sklearns_to_the_bit():
+    from sklearn.metrics import cohen_kappa_score
+
+    from text_eval.omit.analysis import cohen_kappa
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(2, 50))
+        x, y = (rng.random(n) < rng.random()).astype(int), (rng.random(n) < rng.random()).astype(int)
+        if x.min() == x.max() == y.min() == y.max():
+            continue  # undefined: kappa_permutation returns before computing it
+        assert cohen_kappa(x, y) == float(cohen_kappa_score(x, y, labels=[1, 0]))

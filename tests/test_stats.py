@@ -104,3 +104,24 @@ def test_mde_from_a_given_standard_error():
     assert stats.clustered_se([0.4]) is None
     # 16 contexts instead of 4: SE halves
     assert stats.planned_se([0, 1, 0, 1], 16) == pytest.approx(math.sqrt(1 / 3) / 4)
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 65, 300])
+def test_resample_dot_is_the_count_matrix_product_bit_for_bit(n):
+    """Built 64 resamples at a time, the resampled sums are those of the whole count matrix
+    (same draws, same einsum per row), so the bootstrap intervals do not move."""
+    from framebench.scoring.bootstrap import resample_counts, resample_dot
+
+    values = np.random.default_rng(n).random((n, 3))
+    counts = resample_counts(n, 130, np.random.default_rng(1)).astype(float)
+    assert np.array_equal(resample_dot(values, 130, np.random.default_rng(1)),
+                          np.einsum("rc,cm->rm", counts, values))
+    column = np.ascontiguousarray(values[:, 0])
+    assert np.array_equal(resample_dot(column, 130, np.random.default_rng(1)),
+                          np.einsum("rc,c->r", counts, column))
+
+
+def test_wilson_many_is_wilson_of_each_pair():
+    counts, ns = [0, 3, 5, 0, 17, 1000], [0, 10, 5, 4, 40, 1000]
+    assert stats.wilson_many(counts, ns) == [stats.wilson(c, n) for c, n in zip(counts, ns, strict=True)]
+    assert stats.wilson_many([], []) == []

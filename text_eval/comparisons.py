@@ -67,10 +67,11 @@ FRAMINGQA_COMPARISON = Comparison(
                       "every question is answered right"),
               Measure("framing_effect", "Framing effect")),
     values=framingqa_values, test="strict_all", effect="framing_effect", pooled=("task", POOLED_TASK),
-    per_model=True)
+    per_model=True, columns=("context_id", "bias", "correct", "parse"))
 OMIT_COMPARISON = Comparison(
     title="OMIT", group=("condition",),
     measures=(Measure("OBR", "OBR", "the scenario's pair is omission-biased (No under both frames)"),
               Measure("ABR", "ABR", "the pair is action-biased (Yes under both frames)"),
               Measure("FCR", "FCR", "the pair's answer changes with the frame")),
-    values=omit_values, test="OBR", compares=evaluated_model)
+    values=omit_values, test="OBR", compares=evaluated_model,
+    columns=("condition", "context_id", "frame", "answer", "parse", "conflicts"))

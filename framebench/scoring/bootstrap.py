@@ -23,6 +23,27 @@ def resample_counts(n: int, n_resamples: int, rng: np.random.Generator) -> np.nd
     return np.bincount(draws.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
 
 
+BLOCK = 64  # resamples whose count rows are built at a time: a block stays in cache
+
+
+def resample_dot(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``resample_counts(n, n_resamples, rng) @ values`` (resamples x metrics, or x 1 dims
+    dropped as ``values``'s) for ``values`` of ``n`` rows: the same draws and the same einsum row
+    by row, but the count matrix built ``BLOCK`` resamples at a time instead of whole."""
+    n = values.shape[0]
+    draws = rng.integers(0, n, size=(n_resamples, n))  # one call: the stream of resample_counts
+    spec = "rc,c->r" if values.ndim == 1 else "rc,cm->rm"
+    out = np.empty((n_resamples, *values.shape[1:]))
+    offsets = np.arange(BLOCK)[:, None] * n  # a separate bin range per resample of a block
+    for start in range(0, n_resamples, BLOCK):
+        block = draws[start:start + BLOCK]
+        k = len(block)
+        counts = np.bincount((block + offsets[:k]).ravel(), minlength=k * n).reshape(k, n)
+        # einsum, not BLAS matmul: on a busy machine BLAS threads made these small products 15x slower
+        out[start:start + k] = np.einsum(spec, counts.astype(float), values)
+    return out
+
+
 def resample_sums(values: np.ndarray, key: str,
                   n_resamples: int = N_RESAMPLES) -> tuple[np.ndarray, np.ndarray]:
     """Per resample and metric: the sum of the drawn contexts' finite values, and their number.
@@ -38,11 +59,9 @@ def resample_sums(values: np.ndarray, key: str,
     if n == 0:
         return np.zeros((n_resamples, m)), np.zeros((n_resamples, m))
     rng = np.random.default_rng([SEED, zlib.crc32(key.encode())])
-    weights = resample_counts(n, n_resamples, rng).astype(float)
     finite = np.isfinite(values)
     stacked = np.hstack([np.where(finite, values, 0.0), finite.astype(float)])
-    # einsum, not BLAS matmul: on a busy machine BLAS threads made these small products 15x slower
-    both = np.einsum("rc,cm->rm", weights, stacked)
+    both = resample_dot(stacked, n_resamples, rng)
     return both[:, :m], both[:, m:]
 
 

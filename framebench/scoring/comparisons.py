@@ -64,6 +64,9 @@ class Comparison:
     # The models ``values`` can give values for (e.g. OMIT leaves out its persona panel): a pair
     # with another model never has a row, so it is not formed
     compares: Callable[[str], bool] = lambda model: True
+    # The record columns ``values`` reads besides ``suite``, ``model`` and the ``match_columns``
+    # (the rows it gets hold no others, so the suite's rows are copied once, narrow); () = all
+    columns: tuple[str, ...] = ()
 
 
 def item_codes(records: pd.DataFrame) -> np.ndarray:
@@ -197,7 +200,8 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
         models = sorted((m for m in records.loc[of_suite, "model"].unique() if spec.compares(m)),
                         key=natural_key)
         # one model (or none): no pair, so no need to look at the rows
-        found = compare_suite(records[of_suite], spec, suite, models, n_resamples) if len(models) > 1 else []
+        found = (compare_suite(records.loc[of_suite, _needed(records, spec)], spec, suite, models, n_resamples)
+                 if len(models) > 1 else [])
         if found:
             out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
                                     "measures": [{"key": m.key, "label": m.label, "means": m.means}
@@ -208,6 +212,14 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
     adjust(out)
     out["resamples"] = n_resamples
     return out
+
+
+def _needed(records: pd.DataFrame, spec: Comparison) -> list[str]:
+    """The columns of ``records`` that comparing by ``spec`` reads, in record order."""
+    if not spec.columns:
+        return list(records.columns)
+    wanted = {"suite", "model", *match_columns(), *spec.columns}
+    return [c for c in records.columns if c in wanted]
 
 
 def registered_comparisons() -> list[tuple[str, Comparison]]:
@@ -223,11 +235,19 @@ class Comparisons(ReportPart):
     name = "comparisons"
     title = "Model comparisons"
     order = 70  # after the suites, before framing susceptibility
+    concurrent = True  # from the records alone: computed by a second process alongside the suites
 
     def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
         if inputs.quick:  # the console summary after a run shows no comparisons
             return None
         return compare_models(inputs.records, registered_comparisons(), inputs.n_resamples)
+
+    def preload(self, inputs: ReportInput) -> None:
+        # scipy.stats (McNemar) is what the suites' intervals import too (statsmodels' Wilson);
+        # one model: no pair, so nothing to import
+        if inputs.records["model"].nunique() > 1:
+            import scipy.stats  # noqa: F401
+            import statsmodels.stats.multitest  # noqa: F401
 
     def report_sections(self, report):
         from framebench.scoring.comparisons_report import comparison_section

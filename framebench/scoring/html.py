@@ -12,17 +12,20 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import pandas as pd
 
-from framebench.scoring.figures import png_base64
 from framebench.scoring.formatting import pct
 from framebench.scoring.markdown import numeric_column
 from framebench.scoring.sections import Table, ordered, task_name
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 from framebench.vocabulary import BIASES, LEVELS, NEUTRAL
+
+if TYPE_CHECKING:
+    from framebench.scoring.figure_job import Payload
+    from framebench.scoring.forked import Forked
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
 TITLE = "framebench report"
@@ -124,11 +127,12 @@ def cell_kinds() -> dict[str, str]:
     return _kinds[0][1]
 
 
-def format_cell(column: str, value: Any) -> Cell:
-    """A record value as display text; booleans as check marks."""
+def format_cell(column: str, value: Any, kinds: Mapping[str, str] | None = None) -> Cell:
+    """A record value as display text; booleans as check marks. ``kinds``: ``cell_kinds()``, when
+    the caller formats many cells (looking it up costs more than formatting one)."""
     if _missing(value):
         return Cell("")
-    kind = cell_kinds().get(column)
+    kind = (cell_kinds() if kinds is None else kinds).get(column)
     if kind == "bool":
         return Cell("✓", "ok") if bool(value) else Cell("✗", "bad")
     if kind == "share":
@@ -148,10 +152,10 @@ def _suite(name: str):
 
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
                   prompts: Mapping[str, str]) -> ContextView:
-    columns = drilldown_columns(suite)
+    columns, kinds = drilldown_columns(suite), cell_kinds()
     rows = [
         RecordRow(
-            cells=[format_cell(c, record.get(c)) for c in columns],
+            cells=[format_cell(c, record.get(c), kinds) for c in columns],
             question=str(prompts.get(str(record["item_id"]), "")),
             output="" if _missing(record.get("output")) else str(record["output"]),
         )
@@ -267,13 +271,29 @@ def _meta(records: pd.DataFrame | None) -> str:
 
 def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
                 prompts: Mapping[str, str] | None = None, *,
-                drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None) -> str:
+                drilldown_limit: int = DRILLDOWN_LIMIT, viewer_url: str | None = None,
+                figures: Forked[list[Payload]] | None = None) -> str:
     """``report.html``: tables, inline figures and the capped per-context drill-down. With a
     ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
     contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``); a suite's
-    table rows filter on that suite."""
+    table rows filter on that suite. ``figures``: the report's figures, already being drawn
+    (``figure_job.start_figures(report)``); without them they are drawn alongside the rest of the
+    page."""
+    from framebench.scoring.figure_job import start_figures
+
+    own = figures is None
+    figures = start_figures(report) if figures is None else figures
+    try:
+        return _page(report, records, prompts, drilldown_limit, viewer_url, figures)
+    finally:
+        if own:
+            figures.cancel()  # nothing left to stop unless the page failed
+
+
+def _page(report: Mapping[str, Any], records: pd.DataFrame | None, prompts: Mapping[str, str] | None,
+          drilldown_limit: int, viewer_url: str | None, figures: Forked[list[Payload]]) -> str:
     from framebench.registry import suites
-    from framebench.scoring.report import report_figures, sections_by_part
+    from framebench.scoring.report import sections_by_part
 
     sections, leads = [], []
     for part, section in sections_by_part(report):
@@ -281,15 +301,15 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
         view = {"title": section.title, "note": section.note,
                 "tables": [_table_view(t, suite, viewer_url) for t in section.tables]}
         (sections if section.heading else leads).append(view)
-    figures = [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
+    meta, groups = _meta(records), drilldown(records, prompts or {}, drilldown_limit)
     template = _environment().get_template("report.html.j2")
     return template.render(
         title=TITLE,
-        meta=_meta(records),
+        meta=meta,
         leads=leads,
         sections=sections,
-        figures=figures,
-        groups=drilldown(records, prompts or {}, drilldown_limit),
+        figures=figures.result(),
+        groups=groups,
         limit=drilldown_limit,
         viewer=_viewer_links(viewer_url),
     )

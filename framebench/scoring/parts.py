@@ -14,7 +14,8 @@ renderer (report.json, report.md, report.html, the console summary, ``framebench
 iterates over the same parts: none of them names a part.
 
 Compute order: parts of ``stage`` 0 read only the runs; parts of stage 1 also read the entries of
-stage-0 parts (``ReportInput.report``), e.g. the headline and model comparisons.
+stage-0 parts (``ReportInput.report``), e.g. the headline. A ``concurrent`` part (model
+comparisons) reads the runs alone and is computed by a forked process while the others are.
 """
 
 from __future__ import annotations
@@ -70,10 +71,17 @@ class ReportPart:
     title: str
     order: int = 50
     stage: int = 0
+    # True when ``compute`` reads the runs alone (no other part's entry, and no part reads its
+    # entry while the report is computed): it may then run in a second process alongside the others
+    concurrent: bool = False
 
     def compute(self, inputs: ReportInput) -> Mapping[str, Any] | None:
         """Its ``report.json`` entry (None or empty: the part is absent from this report)."""
         return None
+
+    def preload(self, inputs: ReportInput) -> None:
+        """A ``concurrent`` part: import the modules ``compute`` will need that the other parts
+        need too, before its process is forked, so the two processes import them once."""
 
     def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
         """Its report sections, given the whole report (only called when its entry is present)."""

@@ -38,15 +38,31 @@ def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES,
     keys in report order, JSON-ready. ``records``: the scored runs (``framebench.run_folder.load_runs``),
     or a bare records frame (then a model's constrained rows are labelled as a model of their own here)."""
     from framebench.run_folder import Runs
+    from framebench.scoring.forked import Forked
 
     runs = records if isinstance(records, Runs) else Runs.of(records)
     inputs = ReportInput(runs, n_resamples, quick)
-    for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
-        entry = part.compute(inputs)
-        if entry:
-            inputs.report[part.name] = entry
+    # concurrent parts (reading the runs alone) run in a second process meanwhile, unless quick
+    concurrent = [] if quick else [p for p in parts() if p.concurrent]
+    for part in concurrent:
+        part.preload(inputs)
+    jobs = [(part, Forked(part.compute, inputs)) for part in concurrent]
+    try:
+        for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
+            if part not in concurrent:
+                _add(inputs, part, part.compute(inputs))
+        for part, job in jobs:
+            _add(inputs, part, job.result())
+    finally:
+        for _, job in jobs:
+            job.cancel()  # nothing left to stop unless a part raised
     order = [p.name for p in parts()]
     return jsonable({name: inputs.report[name] for name in order if name in inputs.report})
+
+
+def _add(inputs: ReportInput, part: ReportPart, entry: Mapping[str, Any] | None) -> None:
+    if entry:
+        inputs.report[part.name] = entry
 
 
 def jsonable(value: Any) -> Any:

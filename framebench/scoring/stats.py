@@ -5,7 +5,8 @@
   contexts, applied to both models).
 * :func:`mcnemar_exact`: the exact two-sided McNemar test on paired 0/1 indicators.
 * :func:`holm`: Holm's step-down adjustment of a family of p-values.
-* :func:`wilson`: the Wilson score interval of a proportion (sane at 0 and 1).
+* :func:`wilson`: the Wilson score interval of a proportion (sane at 0 and 1); :func:`wilson_many`
+  of many at once.
 * :func:`clustered_se`, :func:`mde`: the standard error of a mean over contexts (the context is
   the cluster) and the minimum detectable effect at a power and level (Miller 2024, arXiv
   2411.00640).
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from framebench.scoring.bootstrap import N_RESAMPLES, SEED, resample_counts
+from framebench.scoring.bootstrap import N_RESAMPLES, SEED, resample_dot
 
 ALPHA = 0.05
 POWER = 0.80
@@ -56,8 +57,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], key: str,
     n = len(d)
     if n == 0:
         return Difference(None, None, None, 0)
-    weights = resample_counts(n, n_resamples, _rng(key)).astype(float)
-    means = np.einsum("rc,c->r", weights, d) / n
+    means = resample_dot(d, n_resamples, _rng(key)) / n
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return Difference(float(d.mean()), float(low), float(high), n)
@@ -112,6 +112,22 @@ def wilson(count: float, n: float, level: float = 0.95) -> list[float] | None:
     low = 0.0 if low < 1e-12 else min(float(low), 1.0)
     high = 1.0 if high > 1 - 1e-12 else max(float(high), 0.0)
     return [low, high]
+
+
+def wilson_many(counts: Sequence[float], ns: Sequence[int], level: float = 0.95) -> list[list[float] | None]:
+    """:func:`wilson` of each (count, n) pair, in one vectorised ``proportion_confint`` call (the
+    same elementwise arithmetic, so the same bounds)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    counts_a, ns_a = np.asarray(counts, dtype=float), np.asarray(ns, dtype=np.int64)
+    out: list[list[float] | None] = [None] * len(ns_a)
+    present = np.flatnonzero(ns_a != 0)
+    if not len(present):
+        return out
+    lows, highs = proportion_confint(counts_a[present], ns_a[present], alpha=1.0 - level, method="wilson")
+    for i, low, high in zip(present.tolist(), lows.tolist(), highs.tolist(), strict=True):
+        out[i] = [0.0 if low < 1e-12 else min(low, 1.0), 1.0 if high > 1 - 1e-12 else max(high, 0.0)]
+    return out
 
 
 def clustered_se(values: Sequence[float]) -> float | None:

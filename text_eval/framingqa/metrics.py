@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from framebench.scoring.bootstrap import N_RESAMPLES
-from framebench.scoring.stats import wilson
+from framebench.scoring.stats import wilson_many
 from framebench.vocabulary import LEVELS
 
 GROUP = ["model", "task", "format"]
@@ -150,9 +150,11 @@ def _value(x: Any) -> float | None:
 
 def _wilson_intervals(table: pd.DataFrame) -> dict[str, list[float] | None]:
     """The Wilson interval of each strict column: (sum of values, contexts with a value)."""
-    values = table[STRICT]
-    return {col: wilson(float(values[col].sum(skipna=True)), int(values[col].notna().sum()))
-            for col in STRICT}
+    values = table[STRICT].to_numpy(float)
+    present = ~np.isnan(values)
+    # 0/1 values: the column sums are exact whatever the summation order
+    sums = np.where(present, values, 0.0).sum(axis=0)
+    return dict(zip(STRICT, wilson_many(sums, present.sum(axis=0)), strict=True))
 
 
 def _metrics(table: pd.DataFrame, fmt: str) -> dict[str, Any]:

@@ -143,8 +143,6 @@ def kappa_permutation(x: np.ndarray, y: np.ndarray, k: int, rng: np.random.Gener
     kappa is computed for all K permutations at once. p = (1 + #{|kappa*| >= |kappa|}) / (K + 1).
     A constant rater gives kappa 0 for every permutation, hence p = 1 (reported as degenerate);
     two raters constant on the same label leave kappa undefined (None)."""
-    from sklearn.metrics import cohen_kappa_score
-
     x = np.asarray(x, dtype=int)
     y = np.asarray(y, dtype=int)
     n = len(x)
@@ -153,7 +151,7 @@ def kappa_permutation(x: np.ndarray, y: np.ndarray, k: int, rng: np.random.Gener
     constant_x, constant_y = x.min() == x.max(), y.min() == y.max()
     if constant_x and constant_y and x[0] == y[0]:
         return {"n": n, "kappa": None, "p": None, "status": "undefined (both raters constant)"}
-    kappa = float(cohen_kappa_score(x, y, labels=[1, 0]))
+    kappa = cohen_kappa(x, y)
     px, py = x.mean(), y.mean()
     pe = px * py + (1 - px) * (1 - py)
     # A shuffle of x only changes t = #(x=1 & y=1), which is hypergeometric; agreements are
@@ -167,6 +165,21 @@ def kappa_permutation(x: np.ndarray, y: np.ndarray, k: int, rng: np.random.Gener
     return {"n": n, "kappa": kappa, "p": float(p), "status": status}
 
 
+def cohen_kappa(x: np.ndarray, y: np.ndarray) -> float:
+    """Cohen's kappa of two 0/1 label vectors, not both constant on the same label, from their
+    2x2 table (labels ordered 1, 0): the arithmetic of sklearn's ``cohen_kappa_score(x, y,
+    labels=[1, 0])``, step for step, so the same float."""
+    x1, y1 = x == 1, y == 1
+    both = int(np.count_nonzero(x1 & y1))
+    only_x, only_y = int(np.count_nonzero(x1)) - both, int(np.count_nonzero(y1)) - both
+    confusion = np.array([[both, only_x], [only_y, len(x) - both - only_x - only_y]], dtype=float)
+    sum0, sum1 = np.sum(confusion, axis=0), np.sum(confusion, axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    w_mat = np.ones((2, 2))
+    np.fill_diagonal(w_mat, 0)
+    return float(1 - np.sum(w_mat * confusion) / np.sum(w_mat * expected))
+
+
 def fingerprint(ev: pd.DataFrame, personas: pd.DataFrame, seed: int = 0,
                 k: int = K_PERMUTATIONS) -> dict[str, Any]:
     if ev.empty or personas.empty:
@@ -177,16 +190,31 @@ def fingerprint(ev: pd.DataFrame, personas: pd.DataFrame, seed: int = 0,
     names += sorted({m[len(PERSONA_PREFIX):] for m in sel_p["model"]} - set(names))
     panel = {p: sel_p[sel_p["model"] == f"{PERSONA_PREFIX}{p}"].set_index(["context_id", "frame"])["answer"]
              for p in names}
+    # each model x condition's first answer per (scenario, frame), in one groupby; its rows in
+    # each persona's answers (-1: the persona has none), looked up once per persona
+    answers = sel_m.groupby(["model", "condition", "context_id", "frame"], sort=True)["answer"].first()
+    keys = answers.index.droplevel(["model", "condition"])
+    yes_m = (answers == "Yes").to_numpy(bool)
+    in_panel = {p: panel[p].index.get_indexer(keys) for p in names}
+    yes_p = {p: (panel[p] == "Yes").to_numpy(bool) for p in names}
     rng = np.random.default_rng(seed)
     cells = []
-    for (model, condition), rows in sel_m.groupby(["model", "condition"], sort=True):
-        answers = rows.groupby(["context_id", "frame"])["answer"].first()
+    for (model, condition), rows in _runs(answers.index):
         for p in names:
-            joined = pd.concat([answers.rename("m"), panel[p].rename("p")], axis=1, join="inner")
-            res = kappa_permutation((joined["m"] == "Yes").to_numpy(), (joined["p"] == "Yes").to_numpy(),
-                                    k, rng)
+            at = in_panel[p][rows]
+            shared = at >= 0
+            res = kappa_permutation(yes_m[rows][shared], yes_p[p][at[shared]], k, rng)
             cells.append({"model": model, "condition": condition, "persona": p, **res})
     return {"k": k, "personas": names, "cells": cells}
+
+
+def _runs(index: pd.MultiIndex) -> list[tuple[tuple[str, str], slice]]:
+    """((model, condition), its rows) of a sorted index whose first two levels are those."""
+    pairs = pd.MultiIndex.from_arrays([index.get_level_values(0), index.get_level_values(1)])
+    codes = pairs.codes[0].astype(np.int64) * (len(pairs.levels[1]) + 1) + pairs.codes[1]
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.array([], int)
+    ends = np.r_[starts[1:], len(codes)]
+    return [(pairs[s], slice(s, e)) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 # --- filtered vs random baselines -----------------------------------------------------------------
@@ -205,12 +233,14 @@ def _wilson(count: int, n: int) -> tuple[float | None, float | None]:
 
 
 def _draw_means(values: np.ndarray, size: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """K means of ``size`` values drawn without replacement (with replacement if too few)."""
+    """K means of ``size`` 0/1 values drawn without replacement (with replacement if too few)."""
     replace = size > len(values)
     if replace:
         idx = rng.integers(0, len(values), size=(k, size))
     else:
-        idx = np.argsort(rng.random((k, len(values))), axis=1)[:, :size]
+        # the ``size`` (>= 1) smallest keys of each row: argsort's first ``size`` unordered, the
+        # same set, so the same mean of the 0/1 values drawn (their sum is exact in any order)
+        idx = np.argpartition(rng.random((k, len(values))), size - 1, axis=1)[:, :size]
     return values[idx].mean(axis=1), replace
 
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
-
-import matplotlib
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from framebench.scoring.sections import Table
 
-matplotlib.rcParams["text.parse_math"] = False  # model names are labels, never mathtext
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PERSONA_NAMES = {"utilitarianism": "Utilitarianism", "deontology": "Deontology", "virtue": "Virtue",
                  "care": "Care", "contractualism": "Contractualism"}
@@ -150,6 +148,14 @@ def figures(analysis: dict[str, Any]) -> list[tuple[str, Figure]]:
     return out
 
 
+def _new_figure(figsize: tuple[float, float]) -> Figure:
+    """A figure of that size; matplotlib is imported here, set up as for every report figure
+    (``framebench.scoring.figures``: Agg, model names never parsed as mathtext)."""
+    from framebench.scoring.figures import Figure
+
+    return Figure(figsize=figsize)
+
+
 def _baseline_condition(conds: set[str]) -> str:
     return "M0" if "M0" in conds else sorted(conds, key=_ckey)[0]
 
@@ -172,7 +178,7 @@ def _fig_random(analysis: dict[str, Any]) -> Figure | None:
         return None
     cond = _baseline_condition({r["condition"] for r in rows})
     rows = sorted((r for r in rows if r["condition"] == cond), key=lambda r: r["model"])
-    fig = Figure(figsize=(max(4.0, 1.2 * len(rows) + 2), 3.6))
+    fig = _new_figure((max(4.0, 1.2 * len(rows) + 2), 3.6))
     ax = fig.add_subplot()
     xs = range(len(rows))
     for offset, key, color, name in ((-0.2, "filtered", "#2e7d32", "filtered"),
@@ -204,7 +210,7 @@ def _fig_strength(analysis: dict[str, Any]) -> Figure | None:
     if not st.get("rows"):
         return None
     cond = _baseline_condition({r["condition"] for r in st["rows"]})
-    fig = Figure(figsize=(6, 3.8))
+    fig = _new_figure((6, 3.8))
     ax = fig.add_subplot()
     models = sorted({r["model"] for r in st["rows"]})
     width = 0.7 / max(len(models), 1)
@@ -256,7 +262,7 @@ def _fig_conflicts(analysis: dict[str, Any]) -> Figure | None:
     matrix = [[value.get((m, c, lab)) for lab in labels] for m, c in rows]
     matrix = [[None if v is None else 100 * v for v in row] for row in matrix]
     notes = [[("" if v is None else f"{v:.0f}") for v in row] for row in matrix]
-    fig = Figure(figsize=(min(12.0, max(5.0, 0.9 * len(labels) + 3.5)), max(3.0, 0.45 * len(rows) + 2.5)))
+    fig = _new_figure((min(12.0, max(5.0, 0.9 * len(labels) + 3.5)), max(3.0, 0.45 * len(rows) + 2.5)))
     ax = fig.add_subplot()
     im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows], [_conflict_name(lab) for lab in labels],
                   notes, "Reds", 0.0, 100.0)
@@ -282,7 +288,7 @@ def _fig_fingerprint(analysis: dict[str, Any]) -> Figure | None:
             texts.append("" if k is None else f"{k:+.2f}{star}")
         matrix.append(vals)
         notes.append(texts)
-    fig = Figure(figsize=(max(5.0, 1.1 * len(fp["personas"]) + 3.5), max(3.0, 0.45 * len(rows) + 2.5)))
+    fig = _new_figure((max(5.0, 1.1 * len(fp["personas"]) + 3.5), max(3.0, 0.45 * len(rows) + 2.5)))
     ax = fig.add_subplot()
     im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows],
                   [PERSONA_NAMES.get(p, p) for p in fp["personas"]], notes, "RdBu_r", -1.0, 1.0)

@@ -4,17 +4,10 @@ conflict, the OBR figure (cf. OMIT Fig. 4) and the console summary, from its ``r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from framebench.scoring.figures import (
-    as_value,
-    ci_error,
-    grouped_bars,
-    plt,
-)
 from framebench.scoring.formatting import (
     SIGNIFICANCE,
     as_number,
@@ -27,6 +20,9 @@ from framebench.scoring.formatting import (
 )
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, natural_key, ordered
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
@@ -125,6 +121,8 @@ def omit_obr_figure(omit: Mapping[str, Any]) -> Figure | None:
     conditions = ordered({c for m in models for c in rates[m]})
     if not models or not conditions:
         return None
+    from framebench.scoring.figures import as_value, ci_error, grouped_bars, plt  # matplotlib
+
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(models) * max(len(conditions), 2) / 2), 4))
     series, errors = {}, {}
     for c in conditions:
