@@ -210,9 +210,11 @@ def fingerprint(ev: pd.DataFrame, personas: pd.DataFrame, seed: int = 0,
 
 def _runs(index: pd.MultiIndex) -> list[tuple[tuple[str, str], slice]]:
     """((model, condition), its rows) of a sorted index whose first two levels are those."""
+    if not len(index):
+        return []
     pairs = pd.MultiIndex.from_arrays([index.get_level_values(0), index.get_level_values(1)])
     codes = pairs.codes[0].astype(np.int64) * (len(pairs.levels[1]) + 1) + pairs.codes[1]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.array([], int)
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     ends = np.r_[starts[1:], len(codes)]
     return [(pairs[s], slice(s, e)) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
 
