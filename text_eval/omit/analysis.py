@@ -199,24 +199,14 @@ def fingerprint(ev: pd.DataFrame, personas: pd.DataFrame, seed: int = 0,
     yes_p = {p: (panel[p] == "Yes").to_numpy(bool) for p in names}
     rng = np.random.default_rng(seed)
     cells = []
-    for (model, condition), rows in _runs(answers.index):
+    runs = answers.groupby(level=["model", "condition"], sort=True).indices  # positions of each
+    for (model, condition), rows in sorted(runs.items()):
         for p in names:
             at = in_panel[p][rows]
             shared = at >= 0
             res = kappa_permutation(yes_m[rows][shared], yes_p[p][at[shared]], k, rng)
             cells.append({"model": model, "condition": condition, "persona": p, **res})
     return {"k": k, "personas": names, "cells": cells}
-
-
-def _runs(index: pd.MultiIndex) -> list[tuple[tuple[str, str], slice]]:
-    """((model, condition), its rows) of a sorted index whose first two levels are those."""
-    if not len(index):
-        return []
-    pairs = pd.MultiIndex.from_arrays([index.get_level_values(0), index.get_level_values(1)])
-    codes = pairs.codes[0].astype(np.int64) * (len(pairs.levels[1]) + 1) + pairs.codes[1]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    ends = np.r_[starts[1:], len(codes)]
-    return [(pairs[s], slice(s, e)) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 # --- filtered vs random baselines -----------------------------------------------------------------
