@@ -1,12 +1,16 @@
-"""Answer sheets: per context the gold option, three ranked distractors, the MC option order, a
-premise toward every option, two rephrasings of the gold premise, and the cueing-evidence sets E.
+"""Answer sheets: per context the gold option, three ranked distractors, a premise toward every
+option, two rephrasings of the gold premise, and the cueing-evidence premises E.
 
-Sheets are written to ``answer_sheets.jsonl`` and read back (the demo set's sheets are authored by
-hand in the same format); ``check_sheet`` rejects inconsistent sheets with a clear error.
+A sheet is authored data (framebench's reviewed sheets in ``text_eval/framingqa/reviewed/``, the demo
+set's, or a user's accepted drafts: ``framebench sheets``); the build writes the sheets it used to
+``answer_sheets.jsonl``. The multiple-choice layout is not part of a sheet: ``mc_layout`` derives it
+from the context id. ``check_sheet`` rejects a structurally inconsistent sheet with a clear error;
+``text_eval.framingqa.check`` finds the defects a reviewer would reject.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,17 +19,16 @@ from typing import Any
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.vocabulary import MC_ANSWERS
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain, domains
 
 
 @dataclass
 class Evidence:
-    """One cueing-evidence set: context sentences foregrounded toward a distractor, and its premise."""
+    """One cueing-evidence premise: facts of the context foregrounded toward a distractor.
 
-    evidence_id: str  # e1, e2, ... (slot names use this index, not the option)
+    ``evidence_id`` (e1, e2, …) is its position in the sheet; item slots use it."""
+
+    evidence_id: str
     distractor: str
-    sentences: list[str]
     premise: str
 
 
@@ -35,47 +38,54 @@ class AnswerSheet:
     task: str
     gold: str
     distractors: list[str]  # ranked d1..d3 (most confusable first)
-    mc_options: list[str]  # A-D order ([] for hearsay)
-    gold_letter: str  # "" for hearsay
     premises: dict[str, str]  # option -> <X> (gold and each distractor)
     gold_rephrasings: list[str]  # <A>*, <A>**
     evidence: list[Evidence]
-    generator: str = "extractive"
+    provenance: dict[str, str] = field(default_factory=dict)  # drafted_by, reviewed_by, date, ...
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def options(self) -> list[str]:
+        return [self.gold, *self.distractors]
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["evidence"] = [{"distractor": e.distractor, "premise": e.premise} for e in self.evidence]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> AnswerSheet:
         from framebench.schema import check_fields
 
-        check_fields(data, SHEET_FIELDS, f"{where}: answer sheet", optional=("generator", "notes"))
+        check_fields(data, SHEET_FIELDS, f"{where}: answer sheet", optional=("provenance", "notes"))
         for i, e in enumerate(data["evidence"]):
             check_fields(e, EVIDENCE_FIELDS, f"{where}: answer sheet: evidence[{i}]")
-        evidence = [Evidence(**e) for e in data["evidence"]]
-        sheet = cls(**{**data, "evidence": evidence})
+        sheet = cls(**{**data, "evidence": numbered(data["evidence"])})
         check_sheet(sheet, where)
         return sheet
 
 
 SHEET_FIELDS: dict[str, Any] = {
-    "context_id": str, "task": str, "gold": str, "distractors": list[str], "mc_options": list[str],
-    "gold_letter": str, "premises": dict[str, str], "gold_rephrasings": list[str], "evidence": list[dict],
-    "generator": str, "notes": list[str],
+    "context_id": str, "task": str, "gold": str, "distractors": list[str], "premises": dict[str, str],
+    "gold_rephrasings": list[str], "evidence": list[dict], "provenance": dict[str, str], "notes": list[str],
 }
-EVIDENCE_FIELDS: dict[str, Any] = {"evidence_id": str, "distractor": str, "sentences": list[str], "premise": str}
+EVIDENCE_FIELDS: dict[str, Any] = {"distractor": str, "premise": str}
 
 
-def mc_layout(ctx: Context, distractors: list[str]) -> tuple[list[str], str]:
-    """Fixed A-D order, as the task's domain lays it out (law: the four categories, finance: gold +
-    distractors in Appendix C.2 order, medicine: the source's letter order); ``([], "")`` for a
-    binary-only task (hearsay)."""
-    dom = domain(ctx.task)
-    if not dom.has_mc:
-        return [], ""
-    options = dom.mc_options(ctx, distractors) if dom.mc_options else list(ctx.options)
-    return options, MC_ANSWERS[options.index(ctx.gold)]
+def numbered(evidence: list[dict[str, str]]) -> list[Evidence]:
+    return [Evidence(f"e{i}", e["distractor"], e["premise"]) for i, e in enumerate(evidence, 1)]
+
+
+def mc_layout(context_id: str, options: list[str], gold: str) -> tuple[list[str], str]:
+    """The A-D order of a context's options and the gold's letter.
+
+    The order is a permutation fixed by the context id alone (options sorted by a hash of id and
+    option), so no option sits at one letter across contexts and adding contexts changes no order."""
+    def key(option: str) -> str:
+        return hashlib.sha256(f"{context_id}\x1f{option}".encode()).hexdigest()
+
+    order = sorted(options, key=key)
+    return order, MC_ANSWERS[order.index(gold)]
 
 
 def check_sheet(sheet: AnswerSheet, where: str) -> None:
@@ -84,26 +94,19 @@ def check_sheet(sheet: AnswerSheet, where: str) -> None:
 
     if len(sheet.distractors) != 3 or len(set(sheet.distractors)) != 3 or sheet.gold in sheet.distractors:
         raise bad("needs exactly three distinct distractors different from the gold")
-    known = domains().get(sheet.task)
-    if known is None or known.has_mc:  # a binary-only task (hearsay) has no MC layout
-        if sorted(sheet.mc_options) != sorted([sheet.gold, *sheet.distractors]):
-            raise bad("mc_options must be the gold and the three distractors")
-        if sheet.gold_letter not in MC_ANSWERS or sheet.mc_options[MC_ANSWERS.index(sheet.gold_letter)] != sheet.gold:
-            raise bad("gold_letter does not point to the gold option")
-    for option in [sheet.gold, *sheet.distractors]:
+    for option in sheet.options:
         if not str(sheet.premises.get(option, "")).strip():
             raise bad(f"no premise for option {option!r}")
+    if set(sheet.premises) != set(sheet.options):
+        raise bad(f"premises name an option that is not gold or distractor: {sorted(set(sheet.premises) - set(sheet.options))}")
     if len(sheet.gold_rephrasings) != 2 or not all(p.strip() for p in sheet.gold_rephrasings):
         raise bad("needs two gold premise rephrasings")
     covered = {e.distractor for e in sheet.evidence}
     if covered != set(sheet.distractors):
         missing = sorted(set(sheet.distractors) - covered)
-        raise bad(f"evidence sets must cover every distractor (missing: {missing}) and nothing else")
-    ids = [e.evidence_id for e in sheet.evidence]
-    if ids != [f"e{i}" for i in range(1, len(ids) + 1)]:
-        raise bad("evidence ids must run e1..eN in order")
+        raise bad(f"evidence premises must cover every distractor (missing: {missing}) and nothing else")
     if any(not e.premise.strip() for e in sheet.evidence):
-        raise bad("an evidence set has an empty premise")
+        raise bad("an evidence premise is empty")
 
 
 def write_sheets(sheets: list[AnswerSheet], path: Path) -> None:

@@ -1,10 +1,13 @@
 """The FramingQA build pipeline: sources -> contexts -> answer sheets -> Table 7 items -> files.
 
-Source layouts (``--source``):
+Sources (``--source``):
 - a folder laid out like ``../shared/data`` (``legalbench/``, ``fiqa/``, ``diagnosisarena/``), or
-  ``hf`` (the same loaders fed by HF ``datasets``);
-- a prepared folder holding ``contexts.jsonl`` and ``answer_sheets.jsonl`` (the demo set's
-  hand-authored sources, or an earlier build's output): used as they are.
+  ``hf`` (the same loaders fed by HF ``datasets``): every source row is a candidate, and the
+  benchmark's contexts are the reviewed ones (``text_eval.framingqa.review``), with their sheets;
+  ``--unreviewed`` instead takes each task's automatic selection and extractive premises (to audit
+  the review: such a build fails ``--check``);
+- a prepared folder holding ``contexts.jsonl`` and ``answer_sheets.jsonl`` (the demo set, a user's
+  accepted sheets from ``framebench sheets accept``, or an earlier build's output): used as they are.
 """
 
 from __future__ import annotations
@@ -31,12 +34,10 @@ from text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
 class BuildOptions:
     source: str
     out: Path
-    generator: str = "extractive"  # extractive | llm
     tasks: tuple[str, ...] = ()  # () = every registered domain
     finance_posts: Path | None = None  # Stack Exchange Posts.xml instead of the FiQA titles
+    unreviewed: bool = False  # the automatic selection and extractive premises, for audits
     extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
-    backend: Any = None  # llm generator: a framebench Backend
-    review: Path | None = None  # llm generator: the review JSONL
     progress: bool = True
     rotate_options: bool = False  # add each MC item's cyclic option rotations (text_eval.framingqa.rotation)
 
@@ -46,25 +47,37 @@ def is_prepared(source: str) -> bool:
         Path(source) / "answer_sheets.jsonl").is_file()
 
 
-def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[Dropped], list[str], dict[str, Any]]:
-    """Contexts of the requested tasks from a source folder or HF."""
+def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[AnswerSheet], list[Dropped], list[str], dict[str, Any]]:
+    """Contexts and sheets of the requested tasks from a source folder or HF."""
+    from text_eval.framingqa.review import apply_decisions
+
     source = opts.source
     if source != "hf" and not Path(source).is_dir():
         raise UserError(f"{source}: source folder not found (give a folder laid out like ../shared/data, or 'hf')")
     contexts: list[Context] = []
+    sheets: list[AnswerSheet] = []
     dropped: list[Dropped] = []
     notes: list[str] = []
     pools: dict[str, Any] = {}
     for task in task_names():  # in the registry's order, whatever the order of opts.tasks
         if opts.tasks and task not in opts.tasks:
             continue
-        loaded = domain(task).load(opts)
-        contexts += loaded.contexts
-        dropped += loaded.dropped
+        dom = domain(task)
+        loaded = dom.load(opts)
         notes += loaded.notes
-        if loaded.pool is not None:
-            pools[task] = loaded.pool
-    return contexts, dropped, notes, pools
+        if opts.unreviewed:
+            chosen = dom.select(loaded.contexts) if dom.select else loaded
+            found = chosen.contexts
+            dropped += loaded.dropped + chosen.dropped
+            notes += chosen.notes
+            if chosen.pool is not None:
+                pools[task] = chosen.pool
+            sheets += extractive_sheets(found, opts.extractive)
+        else:
+            found, task_sheets = apply_decisions(task, loaded.contexts)
+            sheets += task_sheets
+        contexts += found
+    return contexts, sheets, dropped, notes, pools
 
 
 CONTEXT_FIELDS: dict[str, Any] = {"context_id": str, "task": str, "text": str, "gold": str,
@@ -109,13 +122,18 @@ def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], 
         if sheet is None or sheet.gold != ctx.gold or sheet.task != ctx.task:
             raise UserError(f"{source / 'answer_sheets.jsonl'}: no answer sheet matching context "
                             f"{ctx.context_id!r} (same task and gold)")
+        if not set(sheet.distractors) <= set(ctx.options):
+            raise UserError(f"{source / 'answer_sheets.jsonl'}: context {ctx.context_id!r}: field 'distractors' "
+                            f"names options that are not among the context's options")
         sheets.append(sheet)
     return contexts, sheets
 
 
 def build(opts: BuildOptions) -> BuildResult:
-    """Run the whole pipeline and write OUT (items, contexts, answer sheets, report)."""
+    """Run the whole pipeline, check the result and write OUT (items, contexts, answer sheets, report)."""
     from rich.progress import track
+
+    from text_eval.framingqa.check import find_defects
 
     started = time.perf_counter()
     if not opts.tasks:
@@ -126,25 +144,11 @@ def build(opts: BuildOptions) -> BuildResult:
     notes: list[str] = []
     pools: dict[str, Any] = {}
     if is_prepared(opts.source):
+        if opts.unreviewed:
+            raise UserError(f"{opts.source}: --unreviewed takes a source folder or 'hf', not a prepared folder")
         contexts, sheets = read_prepared(Path(opts.source), opts.tasks)
     else:
-        contexts, dropped, notes, pools = load_contexts(opts)
-        sheets = []
-        for task in opts.tasks:
-            sheets += extractive_sheets([c for c in contexts if c.task == task], opts.extractive)
-    if opts.generator == "llm":
-        from text_eval.framingqa.premise_llm import apply_review, propose
-
-        if opts.backend is None or opts.review is None:
-            raise UserError("--generator llm needs --model SPEC and a review file (--review PATH)")
-        propose(contexts, sheets, opts.backend, opts.review, progress=opts.progress)
-        sheets, lost, review_notes = apply_review(sheets, opts.review)
-        dropped += lost
-        notes += review_notes
-        kept = {s.context_id for s in sheets}
-        contexts = [c for c in contexts if c.context_id in kept]
-    elif opts.generator != "extractive":
-        raise UserError(f"unknown generator {opts.generator!r} (use extractive or llm)")
+        contexts, sheets, dropped, notes, pools = load_contexts(opts)
 
     sheet_of = {s.context_id: s for s in sheets}
     binary: list[dict[str, Any]] = []
@@ -157,6 +161,7 @@ def build(opts: BuildOptions) -> BuildResult:
             raise AssertionError(f"{ctx.context_id}: {len(b)}/{len(m)} items, Table 1 says {want_b}/{want_m}")
         binary += b
         mc += m
+    defects = find_defects(contexts, [sheet_of[c.context_id] for c in contexts], binary + mc)
     items = binary + mc
     if opts.rotate_options:
         from text_eval.framingqa.rotation import with_rotations
@@ -164,7 +169,8 @@ def build(opts: BuildOptions) -> BuildResult:
         items = with_rotations(items)
     for n, item in enumerate(items, 1):
         validate_item(item, "built items", n)
-    result = BuildResult(contexts, [sheet_of[c.context_id] for c in contexts], items, dropped, notes, pools)
+    result = BuildResult(contexts, [sheet_of[c.context_id] for c in contexts], items, dropped, notes, pools,
+                         defects=defects, reviewed=not opts.unreviewed and not is_prepared(opts.source))
     result.seconds = time.perf_counter() - started
     write_outputs(result, opts.out, opts.source)
     return result

@@ -1,4 +1,4 @@
-"""``framebench build framingqa``: FramingQA text items from public sources (issue: datasets)."""
+"""``framebench build framingqa``: FramingQA text items from public sources and reviewed decisions."""
 
 from pathlib import Path
 
@@ -7,45 +7,42 @@ import typer
 
 def framingqa(
     source: str = typer.Option(..., "--source", help="A folder laid out like ../shared/data, 'hf', or a "
-                               "prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set)."),
+                               "prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set, "
+                               "or your own from 'framebench sheets accept')."),
     out: Path = typer.Option(..., "--out", help="Output folder for items.jsonl and the build report."),
-    generator: str = typer.Option("extractive", "--generator", help="extractive or llm."),
     tasks: str = typer.Option(None, "--tasks",
                               help="Comma-separated tasks to build (default: every registered domain; "
                               "framebench list tasks)."),
-    model: str = typer.Option(None, "--model", help="llm generator: backend spec (hf:..., openai:..., smollm2)."),
-    review: Path = typer.Option(None, "--review", help="llm generator: review JSONL "
-                                "(default OUT/premise_review.jsonl); mark 'accepted' true/false, then rerun."),
     finance_posts: Path = typer.Option(None, "--finance-posts",
-                                       help="A Stack Exchange Posts.xml to use instead of the FiQA titles."),
-    threshold: float = typer.Option(0.05, "--threshold", help="Extractive evidence threshold (TF-IDF cosine)."),
-    max_evidence: int = typer.Option(2, "--max-evidence", help="Extractive: evidence sets per distractor, at most."),
+                                       help="A Stack Exchange Posts.xml to use instead of the FiQA titles "
+                                       "(its posts have no reviewed sheets: with --unreviewed only)."),
+    check: bool = typer.Option(False, "--check", help="Exit 1 when the build has a scriptable defect "
+                               "(listed in build_report.md): variant distractors, leaks, answer cues, "
+                               "premises a reviewer would reject."),
+    unreviewed: bool = typer.Option(False, "--unreviewed",
+                                    help="Audit build: each task's automatic selection of source rows and "
+                                    "extractive premises instead of the reviewed decisions (fails --check)."),
+    threshold: float = typer.Option(0.05, "--threshold", help="--unreviewed: evidence threshold (TF-IDF cosine)."),
+    max_evidence: int = typer.Option(2, "--max-evidence", help="--unreviewed: evidence sets per distractor, at most."),
     rotate_options: bool = typer.Option(False, "--rotate-options",
                                         help="Also write every MC item's cyclic option rotations (the gold "
-                                        "in every position; item ids end in @r1..@r3). Default: the "
-                                        "paper's fixed order only."),
+                                        "in every position; item ids end in @r1..@r3)."),
 ) -> None:
     """Build FramingQA items (the Table 7 expansion) for law, hearsay, finance and medicine."""
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
     from text_eval.framingqa.build import BuildOptions, build
+    from text_eval.framingqa.check import summary
     from text_eval.framingqa.premises import ExtractiveSettings
 
     check_out_folder(out)
     if max_evidence < 1:
         raise UserError("--max-evidence must be at least 1")
-    backend = None
-    if generator == "llm":
-        if not model:
-            raise UserError("--generator llm needs --model SPEC")
-        from framebench.backends import load_backend
-
-        backend = load_backend(model)
-        review = review or out / "premise_review.jsonl"
-    opts = BuildOptions(source=source, out=out, generator=generator,
-                        tasks=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
-                        finance_posts=finance_posts, backend=backend, review=review,
-                        rotate_options=rotate_options,
+    if finance_posts is not None and not unreviewed:
+        raise UserError("--finance-posts: these posts have no reviewed decisions; add --unreviewed, or draft "
+                        "and review sheets for them (framebench sheets draft)")
+    opts = BuildOptions(source=source, out=out, tasks=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
+                        finance_posts=finance_posts, unreviewed=unreviewed, rotate_options=rotate_options,
                         extractive=ExtractiveSettings(threshold=threshold, max_per_distractor=max_evidence))
     result = build(opts)
     from text_eval.framingqa.rotation import rotation_counts
@@ -58,6 +55,13 @@ def framingqa(
                f"{extra} in {result.seconds:.1f} s -> {out}")
     if result.dropped:
         typer.echo(f"{len(result.dropped)} source records dropped (reasons in {out / 'build_report.md'})")
+    if result.defects:
+        kinds = "; ".join(f"{task}: {kind} {n}" for (task, kind), n in summary(result.defects).items())
+        typer.echo(f"check: {len(result.defects)} defects ({kinds}); listed in {out / 'build_report.md'}")
+        if check:
+            raise typer.Exit(1)
+    else:
+        typer.echo("check: no defects")
 
 
 def _count_tasks(contexts) -> dict[str, int]:

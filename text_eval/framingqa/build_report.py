@@ -5,15 +5,17 @@ is what ``framebench build framingqa`` produced (``text_eval.framingqa.build.bui
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from text_eval.framingqa.answer_sheets import AnswerSheet
+from text_eval.framingqa.check import Defect, summary
 from text_eval.framingqa.contexts import Context, Dropped
 from text_eval.framingqa.domains import domain, task_names
 
 SAMPLES_PER_TASK = 20
 SAMPLE_TEXT_WORDS = 80
+DEFECTS_LISTED = 200
 
 
 @dataclass
@@ -24,6 +26,8 @@ class BuildResult:
     dropped: list[Dropped]
     notes: list[str]
     pools: dict[str, Any]
+    defects: list[Defect] = field(default_factory=list)
+    reviewed: bool = False  # built from framebench's reviewed decisions
     seconds: float = 0.0
 
 
@@ -34,6 +38,8 @@ def _cell(text: str) -> str:
 def render_report(result: BuildResult, source: str) -> str:
     lines = ["# FramingQA build report", "", f"Source: `{source}`", ""]
     lines += _counts(result)
+    lines += _check(result)
+    lines += _review(result)
     lines += _rotations(result)
     lines += _distribution(result)
     if result.notes:
@@ -65,6 +71,38 @@ def _counts(result: BuildResult) -> list[str]:
     for fmt, (c, e, n) in totals.items():
         formula = 54 * c + 2 * e if fmt == "binary" else 28 * c + e
         lines.append(f"| **all** | {fmt} | {c} | {e} | {n} | {formula} |")
+    return lines + [""]
+
+
+def _check(result: BuildResult) -> list[str]:
+    """What ``text_eval.framingqa.check`` found (``--check`` fails on any of it)."""
+    lines = ["## Check", ""]
+    if not result.defects:
+        return lines + ["No defects: every check of `text_eval/framingqa/check.py` passes.", ""]
+    lines += [f"{len(result.defects)} defects.", "", "| task | defect | count |", "|---|---|---|"]
+    lines += [f"| {t} | {k} | {n} |" for (t, k), n in summary(result.defects).items()]
+    lines += ["", f"The first {min(DEFECTS_LISTED, len(result.defects))}:", "", "| task | context | defect | detail |",
+              "|---|---|---|---|"]
+    lines += [f"| {d.task} | {d.context_id or '-'} | {d.kind} | {_cell(d.detail)} |"
+              for d in result.defects[:DEFECTS_LISTED]]
+    return lines + [""]
+
+
+def _review(result: BuildResult) -> list[str]:
+    """The reviewed decisions behind the contexts: edits per field, rejected source rows."""
+    if not result.reviewed:
+        return []
+    from text_eval.framingqa.review import read_decisions, rejected_counts, reviewed_path
+
+    rejected = rejected_counts()
+    lines = ["## Review", "", "Every context is a reviewed decision (`text_eval/framingqa/reviewed/`).", "",
+             "| task | contexts | text edits | option edits | gold edits | source rows rejected |",
+             "|---|---|---|---|---|---|"]
+    for task in dict.fromkeys(c.task for c in result.contexts):
+        edits = Counter(e.field for _, d in read_decisions(reviewed_path(task)) for e in d.edits)
+        n = sum(1 for c in result.contexts if c.task == task)
+        lines.append(f"| {task} | {n} | {edits['text']} | {edits['option']} | {edits['gold']} | "
+                     f"{rejected.get(task, 0)} |")
     return lines + [""]
 
 

@@ -3,7 +3,7 @@
 A domain is one loader file that ends with a ``Domain`` and one registry line, the entry point
 that names it (group ``framebench.framingqa_domains``; framebench's own four are in
 pyproject.toml). Everything else that differs per task — the neutral MC question, how a question
-names an option, the option scopes used to find evidence, the A-D order, the build report's gold
+names an option, the option scopes used to find evidence, the build report's gold
 distribution, the task list of ``--tasks`` and of the records contract — is read from here.
 """
 
@@ -42,11 +42,13 @@ def _as_written(option: str) -> str:
 class Domain:
     """One FramingQA task.
 
-    ``load(opts)`` reads its contexts from ``opts.source`` (a folder, or ``"hf"``);
+    ``load(opts)`` reads every usable source row of ``opts.source`` (a folder, or ``"hf"``) as a
+    candidate context, with the source's own label (``""`` where the source has none);
+    ``select(candidates)`` is the automatic selection that ``--unreviewed`` builds use (default: every
+    candidate); a normal build takes the reviewed contexts instead (``text_eval.framingqa.review``);
     ``mc_ask`` is the neutral MC question (no option named; ``""``: binary only, like hearsay);
     ``phrase(option)`` how a question names an option ("a consumer issue"); ``scopes`` maps each
     label to its Appendix C scope (extractive evidence retrieval; empty: options are free text);
-    ``mc_options(ctx, distractors)`` the A-D option order (default: the context's own order);
     ``all_distractors``: every non-gold option is a distractor (no nearest-three choice);
     ``describe(contexts)`` Markdown lines for the build report's gold distribution (default: a
     gold count table).
@@ -58,13 +60,18 @@ class Domain:
     mc_ask: str = ""
     phrase: Callable[[str], str] = _as_written
     scopes: Mapping[str, str] = field(default_factory=dict)
-    mc_options: Callable[[Context, list[str]], list[str]] | None = None
+    select: Callable[[list[Context]], Loaded] | None = None
     all_distractors: bool = False
     describe: Callable[[list[Context]], list[str]] | None = None
 
     @property
     def has_mc(self) -> bool:
         return bool(self.mc_ask)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The fixed label set (law, hearsay, finance); ``()`` where options are free text (medicine)."""
+        return tuple(self.scopes)
 
 
 @cache

@@ -7,9 +7,10 @@ Binary (F = plain/negated):
   incorrect propositional: 2 forms x E evidence sets (question names the gold,
             the premise points to the evidence's distractor)                          = 2E
 MC (plain only): neutral 1; correct 3+3+3; incorrect root 9, propositional E, global 9 = 28+E.
+MC options are in the context's fixed A-D order (``answer_sheets.mc_layout``).
 
 Binary gold: Yes when the named option is the gold, flipped under negation. MC options keep the
-answer sheet's fixed A-D order and gold letter. ``question`` is the framing + question only: the
+context's A-D order and gold letter. ``question`` is the framing + question only: the
 prompt renderer adds the lettered options and the answer instruction.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from framebench.vocabulary import FORMS, PHRASINGS
-from text_eval.framingqa.answer_sheets import AnswerSheet
+from text_eval.framingqa.answer_sheets import AnswerSheet, mc_layout
 from text_eval.framingqa.contexts import Context
 from text_eval.framingqa.domains import domain
 
@@ -51,7 +52,7 @@ def _item(ctx: Context, sheet: AnswerSheet, fmt: str, slot: str, **fields: Any) 
         "format": fmt,
         "slot": slot,
         "text": ctx.text,
-        "options": list(sheet.mc_options) if fmt == "mc" else [],
+        "options": mc_layout(ctx.context_id, sheet.options, sheet.gold)[0] if fmt == "mc" else [],
         "form": "", "variant": "", "level": "", "option": "", "distractor": "",
     }
     item.update(fields)
@@ -107,6 +108,7 @@ def _rank_phrasing(sheet: AnswerSheet, distractor: str) -> str:
 def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
     ask = domain(ctx.task).mc_ask
     gold = sheet.gold
+    letter = mc_layout(ctx.context_id, sheet.options, gold)[1]
     gold_premises = [sheet.premises[gold], *sheet.gold_rephrasings]
     items: list[dict[str, Any]] = []
 
@@ -114,7 +116,7 @@ def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
             distractor: str = "") -> None:
         items.append(_item(ctx, sheet, "mc", slot, bias=bias, level=level,
                            form="plain" if bias != "neutral" else "", variant=phrasing, option=named,
-                           distractor=distractor, gold=sheet.gold_letter, question=question))
+                           distractor=distractor, gold=letter, question=question))
 
     add("neutral", "", "", "", f"{ask}?", "neutral")
     a = option_phrase(ctx.task, gold)

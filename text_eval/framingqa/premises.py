@@ -1,4 +1,8 @@
-"""Extractive answer-sheet generator (offline default): TF-IDF evidence ranking.
+"""Extractive answer sheets (``--unreviewed`` builds only): TF-IDF evidence ranking.
+
+These sheets are what the review replaced: a quoted sentence with a label attached is not a
+rationale, and ``text_eval.framingqa.check`` rejects them. They remain so that an audit can rebuild
+the unreviewed benchmark and compare.
 
 Per task, one TF-IDF model (scikit-learn) is fitted on all context sentences and option scopes.
 A sentence's support for option X is its cosine similarity to X's scope (Appendix C label scope;
@@ -16,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence, mc_layout
+from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence
 from text_eval.framingqa.contexts import Context
 from text_eval.framingqa.domains import domain
 from text_eval.framingqa.expansion import option_phrase
@@ -127,12 +131,10 @@ def extractive_sheets(contexts: list[Context], settings: ExtractiveSettings | No
                 above = order[:1]
                 notes.append(f"no sentence reaches the evidence threshold for {d!r}: best sentence used")
             for i in above:
-                evidence.append(Evidence(f"e{len(evidence) + 1}", d, [ctx_units[i]],
-                                         premise(task, d, ctx_units[i])))
-        mc_options, letter = mc_layout(ctx, distractors)
+                evidence.append(Evidence(f"e{len(evidence) + 1}", d, premise(task, d, ctx_units[i])))
         sheets.append(AnswerSheet(
-            context_id=ctx.context_id, task=task, gold=ctx.gold, distractors=distractors,
-            mc_options=mc_options, gold_letter=letter, premises=premises,
+            context_id=ctx.context_id, task=task, gold=ctx.gold, distractors=distractors, premises=premises,
             gold_rephrasings=[premise(task, ctx.gold, best_gold, 1), premise(task, ctx.gold, best_gold, 2)],
-            evidence=evidence, generator="extractive", notes=notes))
+            evidence=evidence, provenance={"drafted_by": "extractive (TF-IDF)", "reviewed_by": "nobody"},
+            notes=notes))
     return sheets

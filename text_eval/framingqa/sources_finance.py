@@ -2,9 +2,10 @@
 
 Two loaders: the public Stack Exchange data dump (``Posts.xml``: title + body) and the FiQA-2018
 question file (``fiqa/FiQA_train_question_final.tsv``: post titles only). Snippets are stripped of
-markup, truncated to 120 words and redacted by rule, then assigned to one of the six categories by a
-fixed keyword lexicon (the category with the most distinct matching cues; ties and no match are
-dropped), and 200 are selected with per-category counts as close as possible to Appendix C.2.
+markup, truncated to 120 words and redacted by rule. The benchmark's 200 contexts and their categories
+are reviewed decisions (``text_eval/framingqa/reviewed/finance.jsonl``); the keyword lexicon below is
+the automatic selection of ``--unreviewed`` builds (the category with the most distinct matching
+cues; ties and no match are dropped; per-category counts as close as possible to Appendix C.2).
 """
 
 from __future__ import annotations
@@ -141,44 +142,63 @@ def stackexchange_posts(path: str | Path) -> tuple[str, list[dict[str, str]]]:
     return path.name, posts
 
 
-def load_finance(name: str, posts: list[dict[str, str]], targets: dict[str, int] | None = None,
-                 id_prefix: str = "fin") -> tuple[list[Context], list[Dropped], dict[str, int]]:
-    """Categorize and select finance contexts; returns contexts, drops and the assigned pool sizes."""
-    targets = targets or FINANCE_TARGETS
+def finance_candidates(name: str, posts: list[dict[str, str]], id_prefix: str = "fin"
+                       ) -> tuple[list[Context], list[Dropped]]:
+    """Every usable post as a candidate (``gold`` empty: the source has no category)."""
     dropped: list[Dropped] = []
-    pools: dict[str, list[tuple[int, int, str, str]]] = {c: [] for c in FINANCE_SCOPES}
+    contexts: list[Context] = []
     seen: set[str] = set()
-    for order, post in enumerate(posts):
+    for post in posts:
         record = f"{name} id {post.get('id') or '?'}"
         if not str(post.get("id", "")).strip():
             dropped.append(Dropped(TASK, record, "missing post id"))
             continue
         snippet = make_snippet(post.get("title") or "", post.get("body") or "")
         key = " ".join(re.findall(r"[a-z0-9]+", snippet.lower()))
-        category, scores = categorize(snippet)
         if len(snippet.split()) < MIN_WORDS:
             dropped.append(Dropped(TASK, record, f"snippet shorter than {MIN_WORDS} words"))
         elif key in seen:
             dropped.append(Dropped(TASK, record, "duplicate snippet"))
-        elif category is None:
+        else:
+            seen.add(key)
+            contexts.append(Context(
+                context_id=f"{id_prefix}-{post['id']}", task=TASK, text=snippet, gold="",
+                options=list(FINANCE_SCOPES),
+                provenance={"source": record, "dataset": "Personal Finance & Money Stack Exchange",
+                            "license": "CC BY-SA"}))
+    return contexts, dropped
+
+
+def select_finance(candidates: list[Context], targets: dict[str, int] | None = None
+                   ) -> tuple[list[Context], list[Dropped], dict[str, int]]:
+    """The automatic selection (``--unreviewed``): categorize by the keyword lexicon, then take
+    per category the snippets with the most cue matches (then file order) up to the targets."""
+    from dataclasses import replace
+
+    targets = targets or FINANCE_TARGETS
+    dropped: list[Dropped] = []
+    pools: dict[str, list[tuple[int, int, Context]]] = {c: [] for c in FINANCE_SCOPES}
+    for order, ctx in enumerate(candidates):
+        category, scores = categorize(ctx.text)
+        if category is None:
             top = max(scores.values())
             reason = "no category cue" if top == 0 else "ambiguous: tie between " + ", ".join(
                 c for c, s in scores.items() if s == top)
-            dropped.append(Dropped(TASK, record, reason))
+            dropped.append(Dropped(TASK, ctx.provenance["source"], reason))
         else:
-            seen.add(key)
-            pools[category].append((-scores[category], order, str(post["id"]), snippet))
+            pools[category].append((-scores[category], order, replace(ctx, gold=category)))
     quotas = _quotas({c: len(p) for c, p in pools.items()}, targets)
-    contexts: list[Context] = []
-    for category, pool in pools.items():
-        for _, _, post_id, snippet in sorted(pool)[: quotas[category]]:
-            contexts.append(Context(
-                context_id=f"{id_prefix}-{post_id}", task=TASK, text=snippet, gold=category,
-                options=list(FINANCE_SCOPES),
-                provenance={"source": f"{name} id {post_id}", "dataset": "Personal Finance & Money "
-                            "Stack Exchange", "license": "CC BY-SA"}))
-    contexts.sort(key=lambda c: (list(FINANCE_SCOPES).index(c.gold), c.context_id))
-    return contexts, dropped, {c: len(p) for c, p in pools.items()}
+    chosen = [ctx for category, pool in pools.items() for _, _, ctx in sorted(pool, key=lambda p: p[:2])[: quotas[category]]]
+    chosen.sort(key=lambda c: (list(FINANCE_SCOPES).index(c.gold), c.context_id))
+    return chosen, dropped, {c: len(p) for c, p in pools.items()}
+
+
+def load_finance(name: str, posts: list[dict[str, str]], targets: dict[str, int] | None = None,
+                 id_prefix: str = "fin") -> tuple[list[Context], list[Dropped], dict[str, int]]:
+    """The automatic selection from posts (candidates, then ``select_finance``)."""
+    candidates, dropped = finance_candidates(name, posts, id_prefix)
+    chosen, lost, pool = select_finance(candidates, targets)
+    return chosen, dropped + lost, pool
 
 
 def _quotas(available: dict[str, int], targets: dict[str, int]) -> dict[str, int]:
@@ -207,15 +227,14 @@ def _load(opts: Any) -> Loaded:
         name, posts = fiqa_posts(opts.source)
         prefix = "fin-fiqa"
         notes.append("finance snippets are FiQA post titles only (the FiQA question file has no bodies)")
-    found, lost, pool = load_finance(name, posts, id_prefix=prefix)
-    return Loaded(found, lost, notes, pool)
+    found, lost = finance_candidates(name, posts, id_prefix=prefix)
+    return Loaded(found, lost, notes)
 
 
-def _mc_options(ctx: Context, distractors: list[str]) -> list[str]:
-    chosen = {ctx.gold, *distractors}  # gold + distractors in Appendix C.2 order
-    return [c for c in FINANCE_SCOPES if c in chosen]
+def _select(candidates: list[Context]) -> Loaded:
+    chosen, lost, pool = select_finance(candidates)
+    return Loaded(chosen, lost, [], pool)
 
 
-FINANCE = Domain(TASK, order=30, load=_load, mc_ask="Which category does this post belong to",
-                 phrase=lambda option: f"an issue of {option.lower()}", scopes=FINANCE_SCOPES,
-                 mc_options=_mc_options)
+FINANCE = Domain(TASK, order=30, load=_load, select=_select, mc_ask="Which category does this post belong to",
+                 phrase=lambda option: f"an issue of {option.lower()}", scopes=FINANCE_SCOPES)

@@ -62,20 +62,17 @@ def normalize_narrative(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text))
 
 
-def load_learned_hands(tests: dict[str, Table], trains: dict[str, Table],
-                       per_category: int = LAW_PER_CATEGORY) -> tuple[list[Context], list[Dropped]]:
-    """Single-label issue-spotting contexts: the first ``per_category`` usable Yes rows per category.
+def learned_hands_candidates(tests: dict[str, Table], trains: dict[str, Table]) -> tuple[list[Context], list[Dropped]]:
+    """Every usable test row as a context of its category (the Yes rows), and the rows that are not.
 
-    Dropped: malformed rows, No rows (they name no category), narratives labelled Yes in more than
-    one category (in any test or train file), duplicates within a file, and cross-category near
-    duplicates (TF-IDF cosine >= 0.7).
-    """
+    A candidate's provenance lists ``yes_in``: every category whose files (test or train) label the
+    same narrative Yes, so a selection can see multi-label posts."""
     dropped: list[Dropped] = []
-    candidates: list[tuple[str, str, str, str]] = []  # (label, record, index, text)
+    rows: list[tuple[str, str, str, str]] = []  # (label, record, index, text)
     yes_labels: dict[str, set[str]] = {}
     for split_tables in (trains, tests):
-        for label, (name, rows) in split_tables.items():
-            for n, row in enumerate(rows):
+        for label, (name, table) in split_tables.items():
+            for n, row in enumerate(table):
                 text, answer = clean_text(row.get("text")), str(row.get("answer", "")).strip()
                 if text and answer == "Yes":
                     yes_labels.setdefault(normalize_narrative(text), set()).add(label)
@@ -89,36 +86,52 @@ def load_learned_hands(tests: dict[str, Table], trains: dict[str, Table],
                 elif answer == "No":
                     dropped.append(Dropped(LAW_TASK, record, f"labelled No for {label}: names no category"))
                 else:
-                    candidates.append((label, record, str(row.get("index", n)), text))
-
-    seen: set[tuple[str, str]] = set()
-    unique: list[tuple[str, str, str, str]] = []
-    for label, record, index, text in candidates:
-        key = normalize_narrative(text)
-        others = sorted(yes_labels.get(key, set()) - {label})
-        if others:
-            dropped.append(Dropped(LAW_TASK, record, f"multi-label: also Yes for {', '.join(others)}"))
-        elif (label, key) in seen:
-            dropped.append(Dropped(LAW_TASK, record, "duplicate of an earlier row in the same file"))
-        else:
-            seen.add((label, key))
-            unique.append((label, record, index, text))
-
-    near = _cross_label_near_duplicates([(u[0], u[3]) for u in unique])
-    contexts: list[Context] = []
-    taken = dict.fromkeys(LAW_SCOPES, 0)
-    for i, (label, record, index, text) in enumerate(unique):
-        if i in near:
-            dropped.append(Dropped(LAW_TASK, record, f"near-duplicate of {unique[near[i]][1]} (other category)"))
-            continue
-        if taken[label] >= per_category:
-            continue  # quota full: not a defect, counted in the report
-        taken[label] += 1
-        contexts.append(Context(
-            context_id=f"law-{label.lower()}-{index}", task=LAW_TASK, text=text, gold=label,
-            options=list(LAW_SCOPES), provenance={"source": record, "dataset": "LegalBench learned_hands",
-                                                  "license": "CC BY-NC-SA 4.0"}))
+                    rows.append((label, record, str(row.get("index", n)), text))
+    contexts = [Context(
+        context_id=f"law-{label.lower()}-{index}", task=LAW_TASK, text=text, gold=label, options=list(LAW_SCOPES),
+        provenance={"source": record, "dataset": "LegalBench learned_hands", "license": "CC BY-NC-SA 4.0",
+                    "yes_in": sorted(yes_labels[normalize_narrative(text)])})
+        for label, record, index, text in rows]
     return contexts, dropped
+
+
+def select_learned_hands(candidates: list[Context], per_category: int = LAW_PER_CATEGORY
+                         ) -> tuple[list[Context], list[Dropped]]:
+    """The automatic selection (``--unreviewed``): the first ``per_category`` single-label rows per
+    category. Dropped: narratives labelled Yes in more than one category, duplicates within a file,
+    and cross-category near duplicates (TF-IDF cosine >= 0.7)."""
+    dropped: list[Dropped] = []
+    seen: set[tuple[str, str]] = set()
+    unique: list[Context] = []
+    for ctx in candidates:
+        key = normalize_narrative(ctx.text)
+        others = [label for label in ctx.provenance["yes_in"] if label != ctx.gold]
+        if others:
+            dropped.append(Dropped(LAW_TASK, ctx.provenance["source"], f"multi-label: also Yes for {', '.join(others)}"))
+        elif (ctx.gold, key) in seen:
+            dropped.append(Dropped(LAW_TASK, ctx.provenance["source"], "duplicate of an earlier row in the same file"))
+        else:
+            seen.add((ctx.gold, key))
+            unique.append(ctx)
+    near = _cross_label_near_duplicates([(c.gold, c.text) for c in unique])
+    chosen: list[Context] = []
+    taken = dict.fromkeys(LAW_SCOPES, 0)
+    for i, ctx in enumerate(unique):
+        if i in near:
+            dropped.append(Dropped(LAW_TASK, ctx.provenance["source"],
+                                   f"near-duplicate of {unique[near[i]].provenance['source']} (other category)"))
+        elif taken[ctx.gold] < per_category:  # a full quota is not a defect
+            taken[ctx.gold] += 1
+            chosen.append(ctx)
+    return chosen, dropped
+
+
+def load_learned_hands(tests: dict[str, Table], trains: dict[str, Table],
+                       per_category: int = LAW_PER_CATEGORY) -> tuple[list[Context], list[Dropped]]:
+    """The automatic selection from the tables (candidates, then ``select_learned_hands``)."""
+    candidates, dropped = learned_hands_candidates(tests, trains)
+    chosen, lost = select_learned_hands(candidates, per_category)
+    return chosen, dropped + lost
 
 
 def _cross_label_near_duplicates(rows: list[tuple[str, str]]) -> dict[int, int]:
@@ -221,7 +234,11 @@ _HEARSAY_PHRASES = {
 
 
 def _load_issue_spotting(opts: Any) -> Loaded:
-    return Loaded(*load_learned_hands(*learned_hands_tables(opts.source)))
+    return Loaded(*learned_hands_candidates(*learned_hands_tables(opts.source)))
+
+
+def _select_issue_spotting(candidates: list[Context]) -> Loaded:
+    return Loaded(*select_learned_hands(candidates))
 
 
 def _load_hearsay(opts: Any) -> Loaded:
@@ -235,9 +252,8 @@ def _issue_phrase(option: str) -> str:
 
 
 ISSUE_SPOTTING = Domain(
-    LAW_TASK, order=10, load=_load_issue_spotting,
-    mc_ask="Which legal issue does this narrative raise", phrase=_issue_phrase, scopes=LAW_SCOPES,
-    mc_options=lambda ctx, distractors: list(LAW_SCOPES))  # A-D: the four categories
+    LAW_TASK, order=10, load=_load_issue_spotting, select=_select_issue_spotting,
+    mc_ask="Which legal issue does this narrative raise", phrase=_issue_phrase, scopes=LAW_SCOPES)
 HEARSAY = Domain(  # binary only (FramingQA Table 2)
     HEARSAY_TASK, order=20, load=_load_hearsay,
     phrase=lambda option: _HEARSAY_PHRASES.get(option, option.lower()), scopes=HEARSAY_SCOPES)

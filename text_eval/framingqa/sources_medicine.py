@@ -1,9 +1,10 @@
 """Medicine contexts: DiagnosisArena cases (Appendix C.3).
 
 A case is its case information, physical examination and diagnostic tests; the gold is the right
-option, the distractors the other three options. 100 cases are spread across specialties: each
-case gets a specialty from a fixed keyword lexicon (on the final diagnosis, then the case text) and
-cases are taken round-robin over specialties in id order.
+option. The benchmark's 100 cases, their distractors and text corrections are reviewed decisions
+(``text_eval/framingqa/reviewed/medicine.jsonl``). The automatic selection of ``--unreviewed``
+builds spreads cases across specialties (a fixed keyword lexicon on the final diagnosis, then the
+case text; round-robin in id order) and keeps the source's options.
 """
 
 from __future__ import annotations
@@ -143,11 +144,11 @@ def case_text(row: dict[str, Any]) -> str:
     return "\n".join(f"{label}: {clean_text(value)}" for label, value in parts if clean_text(value))
 
 
-def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_CASES, where: str = ""
-                  ) -> tuple[list[Context], list[Dropped]]:
-    """``where``: the file named in errors (default ``name``)."""
+def medicine_candidates(name: str, rows: list[dict[str, Any]], where: str = "") -> tuple[list[Context], list[Dropped]]:
+    """Every usable case as a candidate (gold: the right option; options in source letter order).
+    ``where``: the file named in errors (default ``name``)."""
     dropped: list[Dropped] = []
-    by_specialty: dict[str, list[Context]] = {}
+    contexts: list[Context] = []
     for n, row in enumerate(rows):
         case_id = str(row.get("id", "")).strip() or str(n)
         record = f"{name} id {case_id}"
@@ -166,13 +167,21 @@ def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_C
             dropped.append(Dropped(TASK, record, f"right option {right!r} is not A-D"))
         else:
             text = case_text(row)
-            spec = specialty(clean_text(row.get("Final Diagnosis")) or options[right], text)
-            by_specialty.setdefault(spec, []).append(Context(
+            contexts.append(Context(
                 context_id=f"med-{case_id}", task=TASK, text=text, gold=options[right],
                 options=[options[k] for k in MC_ANSWERS],
-                provenance={"source": record, "dataset": "DiagnosisArena", "specialty": spec,
+                provenance={"source": record, "dataset": "DiagnosisArena",
+                            "specialty": specialty(clean_text(row.get("Final Diagnosis")) or options[right], text),
                             "final_diagnosis": clean_text(row.get("Final Diagnosis")),
                             "license": "research/evaluation use (DiagnosisArena terms)"}))
+    return contexts, dropped
+
+
+def select_medicine(candidates: list[Context], cases: int = MEDICINE_CASES) -> list[Context]:
+    """The automatic selection (``--unreviewed``): round-robin over specialties in id order."""
+    by_specialty: dict[str, list[Context]] = {}
+    for ctx in candidates:
+        by_specialty.setdefault(ctx.provenance["specialty"], []).append(ctx)
     queues = [by_specialty[s] for s in sorted(by_specialty)]
     chosen: list[Context] = []
     depth = 0
@@ -181,7 +190,14 @@ def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_C
             if depth < len(queue) and len(chosen) < cases:
                 chosen.append(queue[depth])
         depth += 1
-    return chosen, dropped
+    return chosen
+
+
+def load_medicine(name: str, rows: list[dict[str, Any]], cases: int = MEDICINE_CASES, where: str = ""
+                  ) -> tuple[list[Context], list[Dropped]]:
+    """The automatic selection from rows (candidates, then ``select_medicine``)."""
+    candidates, dropped = medicine_candidates(name, rows, where)
+    return select_medicine(candidates, cases), dropped
 
 
 # ---------------------------------------------------------------- the medicine domain
@@ -197,7 +213,8 @@ def _specialties(contexts: list[Context]) -> list[str]:
 
 
 MEDICINE = Domain(  # options are free-text diagnoses: the other three are the distractors
-    TASK, order=40, load=lambda opts: Loaded(*load_medicine(
+    TASK, order=40, load=lambda opts: Loaded(*medicine_candidates(
         *diagnosisarena_rows(opts.source), where="hf:DiagnosisArena" if opts.source == "hf" else
         str(_csv_path(opts.source)))),
+    select=lambda candidates: Loaded(select_medicine(candidates)),
     mc_ask="What is the most likely diagnosis", all_distractors=True, describe=_specialties)

@@ -1,0 +1,226 @@
+"""The scriptable defects of a FramingQA build: what a reviewer would reject without domain knowledge.
+
+Options and texts (per context): an empty or repeated option; a distractor whose words are a subset
+or superset of the gold's (a variant of the gold; synonyms and narrower terms under another name need a
+reader: ``text_eval/framingqa/reviewed/``); an option that contains another option; a free-text option named
+verbatim in the context (a leak); HTML entities; doubled words.
+Answer cues (per task): the gold at one letter, an option at one letter, or the gold the longest
+option, more often than chance allows (binomial and chi-square tests, p < ``ALPHA``).
+Premises (per sheet): a premise outside 12-40 words, cut with an ellipsis, repeated within its
+context, naming its own option, quoting a sentence with a label attached, or sharing fewer than two
+content words with its context. Rendered items: a capitalised article or pronoun after "Given" or
+"based on", doubled words, stray punctuation.
+
+``find_defects`` returns every defect; ``build framingqa --check`` fails on any.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from text_eval.framingqa.answer_sheets import AnswerSheet
+from text_eval.framingqa.contexts import Context
+from text_eval.framingqa.domains import domain
+
+ALPHA = 0.01
+PREMISE_WORDS = (12, 40)
+MIN_SHARED_CONTENT_WORDS = 2
+DOUBLED_OK = {"that", "had", "is"}  # "that that", "had had", "is is" can be English
+_ENTITY = re.compile(r"&(?:[a-z]+|#\d+|#x[0-9a-f]+);", re.I)
+_DOUBLED = re.compile(r"\b([a-z]+)\s+\1\b", re.I)
+_QUOTED_LABEL = re.compile(r'"[^"]{12,}"\s*,?\s*which\b', re.I)
+_CAPITAL_AFTER = re.compile(r"\b(?:Given|based on)\s+(?:The|A|An|My|His|Her|Their|This|That|Its|Our|Your)\b")
+_STRAY = re.compile(r"\s[,.?]|,,|\.\.|\?\.|\.\?|,\?")
+_STOP = frozenset(
+    "a an the of to in on for and or but with by at from as is are was were be been being this that these those "
+    "it its my me i we our you your he she his her they their them not no do does did have has had about into "
+    "over after before than then so if when while which who whom what there here can could would should will "
+    "just also more most very any some all one two".split())
+
+
+@dataclass(frozen=True)
+class Defect:
+    task: str
+    context_id: str  # "" for a task-level defect
+    kind: str
+    detail: str
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", re.sub(r"['’]s\b", "", text.lower()))
+
+
+def content_stems(text: str) -> set[str]:
+    """Content words cut to six letters, a crude stem that matches 'bankrupt' with 'bankruptcy'."""
+    return {w[:6] for w in words(text) if w not in _STOP and len(w) > 2}
+
+
+def find_defects(contexts: list[Context], sheets: list[AnswerSheet], items: list[dict[str, Any]]) -> list[Defect]:
+    sheet_of = {s.context_id: s for s in sheets}
+    defects: list[Defect] = []
+    for ctx in contexts:
+        sheet = sheet_of[ctx.context_id]
+        defects += option_defects(ctx, sheet)
+        defects += text_defects(ctx)
+        defects += premise_defects(ctx, sheet)
+    layouts = {it["context_id"]: (it["options"], it["gold"]) for it in items
+               if it["format"] == "mc" and it["slot"] == "neutral" and not it.get("rotation")}
+    for task in dict.fromkeys(c.task for c in contexts):
+        shown = [layouts[c.context_id] for c in contexts if c.task == task and c.context_id in layouts]
+        defects += cue_defects(task, shown)
+    defects += rendered_defects(items)
+    return defects
+
+
+def option_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
+    out: list[Defect] = []
+
+    def add(kind: str, detail: str) -> None:
+        out.append(Defect(ctx.task, ctx.context_id, kind, detail))
+
+    options = sheet.options
+    if any(not o.strip() for o in options):
+        add("empty option", "an option is empty")
+    if len({o.strip().lower() for o in options}) != len(options):
+        add("repeated option", f"{options}")
+    gold_words = option_words(sheet.gold)
+    for d in sheet.distractors:
+        mine = option_words(d)
+        if mine and gold_words and (mine <= gold_words or gold_words <= mine):
+            add("distractor variant of gold", f"{d!r} against gold {sheet.gold!r}: words are a subset or superset")
+    for a in options:
+        for b in options:
+            if a != b and re.search(rf"\b{re.escape(a.lower())}\b", b.lower()):
+                add("option inside option", f"{a!r} occurs in {b!r}")
+    if not domain(ctx.task).labels:  # free-text options: the text must not name one
+        for o in options:
+            if re.search(rf"\b{re.escape(o.lower())}\b", ctx.text.lower()):
+                add("option named in text", f"the context names {o!r}")
+    return out
+
+
+def option_words(option: str) -> set[str]:
+    """An option's words, hyphenated words joined ('post-infectious' is 'postinfectious')."""
+    return set(words(re.sub(r"(?<=\w)-(?=\w)", "", option)))
+
+
+def text_defects(ctx: Context) -> list[Defect]:
+    out = [Defect(ctx.task, ctx.context_id, "html entity", m) for m in sorted(set(_ENTITY.findall(ctx.text)))]
+    out += [Defect(ctx.task, ctx.context_id, "doubled word", f"{w} {w}") for w in _doubled(ctx.text)]
+    return out
+
+
+def _doubled(text: str) -> list[str]:
+    return sorted({m.group(1).lower() for m in _DOUBLED.finditer(text)
+                   if m.group(1).lower() not in DOUBLED_OK and not m.group(1).isdigit()})
+
+
+def premises_of(sheet: AnswerSheet) -> list[tuple[str, str, str]]:
+    """(slot name, option it points to, premise) for every premise of a sheet."""
+    out = [(f"premise <{o}>", o, p) for o, p in sheet.premises.items()]
+    out += [(f"rephrasing {i}", sheet.gold, p) for i, p in enumerate(sheet.gold_rephrasings, 1)]
+    out += [(f"evidence {e.evidence_id}", e.distractor, e.premise) for e in sheet.evidence]
+    return out
+
+
+def premise_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
+    out: list[Defect] = []
+    context_words = content_stems(ctx.text)
+    labels = domain(ctx.task).labels or tuple(sheet.options)
+    low, high = PREMISE_WORDS
+    for slot, option, premise in premises_of(sheet):
+        def add(kind: str, detail: str, slot: str = slot) -> None:
+            out.append(Defect(ctx.task, ctx.context_id, kind, f"{slot}: {detail}"))
+
+        n = len(premise.split())
+        if not low <= n <= high:
+            add("premise length", f"{n} words (allowed {low}-{high})")
+        if "…" in premise or "..." in premise:
+            add("premise cut", "holds an ellipsis")
+        if re.search(rf"\b{re.escape(option.lower())}\b", premise.lower()):
+            add("premise names its option", f"names {option!r}")
+        if _QUOTED_LABEL.search(premise) or (re.search(r'"[^"]{12,}"', premise) and any(
+                re.search(rf"\b{re.escape(label.lower())}\b", premise.lower()) for label in labels)):
+            add("quoted sentence with a label", premise[:80])
+        if _ENTITY.search(premise):
+            add("html entity", premise[:80])
+        if _doubled(premise):
+            add("doubled word", ", ".join(_doubled(premise)))
+        shared = content_stems(premise) & context_words
+        if len(shared) < MIN_SHARED_CONTENT_WORDS:
+            add("premise ungrounded", f"shares {len(shared)} content words with the context")
+    out += _repeats(ctx, sheet)
+    return out
+
+
+def _repeats(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
+    """Premises must be distinct; an evidence premise may repeat its own distractor's premise
+    (Table 7 lists <B>, <C>, <D> at the propositional level)."""
+    texts: Counter[str] = Counter()
+    for *_, premise in premises_of(sheet):
+        texts[premise.strip().lower()] += 1
+    for e in sheet.evidence:
+        if e.premise.strip().lower() == sheet.premises[e.distractor].strip().lower():
+            texts[e.premise.strip().lower()] -= 1
+    return [Defect(ctx.task, ctx.context_id, "premise repeated", f"{n} times: {text[:60]!r}")
+            for text, n in texts.items() if n > 1]
+
+
+def cue_defects(task: str, layouts: list[tuple[list[str], str]]) -> list[Defect]:
+    """Answer cues over a task's MC contexts, from the options as the items show them: (A-D order,
+    gold letter) per context."""
+    from scipy.stats import binomtest, chisquare
+
+    out: list[Defect] = []
+    if len(layouts) >= 20:
+        letters = Counter(letter for _, letter in layouts)
+        p = chisquare([letters.get(x, 0) for x in "ABCD"]).pvalue
+        if p < ALPHA:
+            out.append(Defect(task, "", "gold letter imbalance", f"{dict(sorted(letters.items()))} (chi-square p = {p:.2g})"))
+        by_option: dict[str, Counter[str]] = {}
+        for order, _ in layouts:
+            for i, option in enumerate(order):
+                by_option.setdefault(option, Counter())["ABCD"[i]] += 1
+        for option, counts in sorted(by_option.items()):
+            if sum(counts.values()) >= 20:
+                p = chisquare([counts.get(x, 0) for x in "ABCD"]).pvalue
+                if p < ALPHA:
+                    out.append(Defect(task, "", "option at one letter",
+                                      f"{option!r}: {dict(sorted(counts.items()))} (chi-square p = {p:.2g})"))
+        longest = sum(1 for order, letter in layouts if _strictly_longest(order, "ABCD".index(letter)))
+        p = binomtest(longest, len(layouts), 0.25, alternative="greater").pvalue
+        if p < ALPHA:
+            out.append(Defect(task, "", "gold is the longest option",
+                              f"{longest} of {len(layouts)} contexts (chance 1 in 4; binomial p = {p:.2g})"))
+    return out
+
+
+def _strictly_longest(options: list[str], gold: int) -> bool:
+    return all(len(options[gold]) > len(o) for i, o in enumerate(options) if i != gold)
+
+
+def rendered_defects(items: list[dict[str, Any]]) -> list[Defect]:
+    """Grammar of the rendered questions that a premise or a template can break."""
+    out: list[Defect] = []
+    for item in items:
+        question = item["question"]
+        problems = []
+        if _CAPITAL_AFTER.search(question):
+            problems.append("a capitalised article or pronoun after 'Given' or 'based on'")
+        if _doubled(question):
+            problems.append("doubled word " + ", ".join(_doubled(question)))
+        if _STRAY.search(question):
+            problems.append("stray punctuation")
+        if not question.endswith("?"):
+            problems.append("does not end with a question mark")
+        for problem in problems:
+            out.append(Defect(item["task"], item["context_id"], "rendered question", f"{item['item_id']}: {problem}"))
+    return out
+
+
+def summary(defects: list[Defect]) -> dict[tuple[str, str], int]:
+    """Defect counts per (task, kind)."""
+    return dict(sorted(Counter((d.task, d.kind) for d in defects).items()))

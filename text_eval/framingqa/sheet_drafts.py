@@ -1,0 +1,326 @@
+"""The paper's answer-sheet construction (§3) for anyone's contexts: a model drafts the rationales,
+a person accepts, rejects or edits each draft, and only reviewed premises reach the items.
+
+``draft`` reads a contexts file (JSONL: ``context_id``, ``task``, ``text``, ``gold``, three ranked
+``distractors``) and writes a review file, one JSON line per premise slot:
+
+    {"contexts_sha": ..., "context_id": ..., "slot": "premise" | "rephrasing" | "evidence",
+     "option": ..., "attempt": 1, "draft": "...", "flags": [...], "model": ...,
+     "decision": null, "edited": null}
+
+Slots per context: a premise toward each option (gold and distractors), two rephrasings of the gold
+premise (drafted from the gold premise as it stands: edited, else drafted), and one further evidence
+premise per distractor (other facts than that distractor's premise). A person sets ``decision`` to
+``accept``, ``reject`` or ``edit`` (with ``edited``: the text to use). Drafting again fills the slots
+that have no draft or whose drafts were all rejected (a new attempt, told what was rejected).
+
+``accept`` turns the reviewed file into a prepared source folder (``contexts.jsonl`` and
+``answer_sheets.jsonl``) for ``framebench build framingqa --source DIR``: a context whose premise
+slots are not all accepted or edited is left out and reported. A review file drafted from other
+contexts is refused.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from framebench.errors import UserError
+from framebench.jsonl import iter_jsonl, read_jsonl
+from framebench.schema import check_fields
+from text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered, write_sheets
+from text_eval.framingqa.check import PREMISE_WORDS, content_stems, words
+from text_eval.framingqa.contexts import Context
+from text_eval.framingqa.domains import domains
+
+DECISIONS = ("accept", "reject", "edit")
+QUOTE_WORDS = 8  # a draft that copies this many consecutive words of the context quotes more than a clause
+MAX_DRAFT_WORDS = 80
+SYSTEM = ("You write one rationale for a benchmark about framing. A rationale is a noun phrase of 12 to 40 "
+          "words that foregrounds facts the text states and reads them toward a given conclusion, for "
+          "example: \"the shop refusing to honour the written warranty on a fridge I bought\". Never name "
+          "the conclusion, never invent a fact, never quote a whole sentence. Reply with the noun phrase "
+          "only, on one line, without a final full stop.")
+
+
+@dataclass(frozen=True)
+class DraftContext:
+    """One line of a contexts file."""
+
+    context_id: str
+    task: str
+    text: str
+    gold: str
+    distractors: list[str]
+
+    @property
+    def options(self) -> list[str]:
+        return [self.gold, *self.distractors]
+
+
+@dataclass
+class Draft:
+    """One line of a review file."""
+
+    contexts_sha: str
+    context_id: str
+    slot: str  # premise | rephrasing | evidence
+    option: str
+    attempt: int
+    draft: str
+    flags: list[str] = field(default_factory=list)
+    model: str = ""
+    decision: str | None = None
+    edited: str | None = None
+    number: int = 1  # rephrasing 1 or 2; 1 otherwise
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.context_id, self.slot, self.option, self.number
+
+    @property
+    def text(self) -> str:
+        """The premise this draft contributes once reviewed."""
+        return (self.edited or "").strip() if self.decision == "edit" else self.draft
+
+
+CONTEXT_FIELDS: dict[str, Any] = {"context_id": str, "task": str, "text": str, "gold": str, "distractors": list[str]}
+DRAFT_FIELDS: dict[str, Any] = {"contexts_sha": str, "context_id": str, "slot": str, "option": str, "attempt": int,
+                                "draft": str, "flags": list[str], "model": str, "number": int}
+
+
+def read_contexts(path: Path) -> tuple[list[DraftContext], str]:
+    """The contexts of a contexts file, and the file's fingerprint (what a review file was drafted from)."""
+    contexts: list[DraftContext] = []
+    seen: set[str] = set()
+    for n, data in read_jsonl(path, "context"):
+        where = f"{path}: line {n}"
+        check_fields(data, CONTEXT_FIELDS, f"{where}: context", allow_extra=True)
+        ctx = DraftContext(**{k: data[k] for k in CONTEXT_FIELDS})
+        if not ctx.context_id.strip() or ctx.context_id in seen:
+            raise UserError(f"{where}: field 'context_id' is empty or repeats an earlier line")
+        if not ctx.text.strip():
+            raise UserError(f"{where}: field 'text' is empty")
+        options = [o.strip() for o in ctx.options]
+        if len(ctx.distractors) != 3 or len(set(options)) != 4 or not all(options):
+            raise UserError(f"{where}: field 'distractors' must hold three distinct options, none the gold")
+        seen.add(ctx.context_id)
+        contexts.append(ctx)
+    if not contexts:
+        raise UserError(f"{path}: holds no contexts (an empty file)")
+    blob = json.dumps([asdict(c) for c in contexts], ensure_ascii=False, sort_keys=True)
+    return contexts, hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def read_review(path: Path) -> list[Draft]:
+    if not path.exists():
+        return []
+    drafts: list[Draft] = []
+    for n, data in iter_jsonl(path, "draft"):
+        where = f"{path}: line {n}"
+        check_fields(data, DRAFT_FIELDS, f"{where}: draft", allow_extra=True)
+        extra = sorted(set(data) - set(DRAFT_FIELDS) - {"decision", "edited"})
+        if extra:
+            raise UserError(f"{where}: draft: unknown field '{extra[0]}'")
+        decision, edited = data.get("decision"), data.get("edited")
+        if decision is not None and decision not in DECISIONS:
+            raise UserError(f"{where}: field 'decision' is {decision!r} (accept, reject, edit or null)")
+        if decision == "edit" and not (isinstance(edited, str) and edited.strip()):
+            raise UserError(f"{where}: field 'edited' must hold the premise to use when 'decision' is \"edit\"")
+        if edited is not None and not isinstance(edited, str):
+            raise UserError(f"{where}: field 'edited' must be a string or null")
+        drafts.append(Draft(**{k: data[k] for k in DRAFT_FIELDS}, decision=decision, edited=edited))
+    return drafts
+
+
+def write_review(drafts: list[Draft], path: Path) -> None:
+    from framebench.runinfo import write_text_atomic
+
+    write_text_atomic("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in drafts), path)
+
+
+def flags(draft: str, ctx: DraftContext, option: str) -> list[str]:
+    """What a reviewer should look at: the option named, a copied clause, the length, no grounding."""
+    out = []
+    n = len(draft.split())
+    low, high = PREMISE_WORDS
+    if not draft:
+        out.append("empty or unparsable")
+    elif not low <= n <= high:
+        out.append(f"{n} words (allowed {low}-{high})")
+    if re.search(rf"\b{re.escape(option.lower())}\b", draft.lower()):
+        out.append("names its option")
+    copied = longest_copied_run(draft, ctx.text)
+    if copied >= QUOTE_WORDS:
+        out.append(f"copies {copied} consecutive words of the context")
+    if draft and len(content_stems(draft) & content_stems(ctx.text)) < 2:
+        out.append("shares under two content words with the context")
+    return out
+
+
+def longest_copied_run(draft: str, text: str) -> int:
+    source = " " + " ".join(words(text)) + " "
+    tokens = words(draft)
+    best = 0
+    for i in range(len(tokens)):
+        k = best + 1
+        while i + k <= len(tokens) and f" {' '.join(tokens[i:i + k])} " in source:
+            best = k
+            k += 1
+    return best
+
+
+def parse_draft(output: str) -> str:
+    """The first non-empty line of a model reply, without quotes, a label or a final full stop ("" if none)."""
+    for line in str(output).splitlines():
+        line = line.strip().strip("\"'`").strip()
+        line = re.sub(r"^(rationale|premise|answer)\s*:\s*", "", line, flags=re.I).rstrip(".").strip()
+        if line:
+            return line if len(line.split()) <= MAX_DRAFT_WORDS else ""
+    return ""
+
+
+def _phrase(task: str, option: str) -> str:
+    dom = domains().get(task)
+    return dom.phrase(option) if dom else option
+
+
+def _chat(ctx: DraftContext, slot: str, option: str, basis: str, rejected: list[str]) -> list[dict[str, str]]:
+    ask = {"premise": "Write the rationale.",
+           "rephrasing": f"Say the same as this rationale in different words: \"{basis}\"",
+           "evidence": f"Write a rationale that foregrounds OTHER facts of the text than this one: \"{basis}\""}[slot]
+    avoid = "".join(f"\nA reviewer rejected: \"{r}\"" for r in rejected)
+    user = f"Text:\n{ctx.text}\n\nConclusion: this is {_phrase(ctx.task, option)}.\n{ask}{avoid}\nRationale:"
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def draft(contexts_file: Path, review: Path, backend: Any, batch_size: int = 16,
+          on_progress: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Draft every open slot (two passes: premises, then rephrasings and evidence); resumable."""
+    from framebench.backends.base import Decoding
+
+    contexts, sha = read_contexts(contexts_file)
+    drafts = read_review(review)
+    foreign = next((d for d in drafts if d.contexts_sha != sha), None)
+    if foreign is not None:
+        raise UserError(f"{review}: drafted from other contexts (contexts_sha {foreign.contexts_sha}, "
+                        f"{contexts_file} has {sha}); use a new review file")
+    decoding = Decoding(max_new_tokens=96, temperature=0.0)
+    added = 0
+    for stage in ("premise", "rest"):
+        todo = [(ctx, slot, option, number) for ctx in contexts for slot, option, number in _slots(ctx, stage)
+                if _open(drafts, (ctx.context_id, slot, option, number))]
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            chats = [_chat(ctx, slot, option, _basis(drafts, ctx, slot, option), _rejected(drafts, (ctx.context_id, slot, option, number)))
+                     for ctx, slot, option, number in batch]
+            for (ctx, slot, option, number), output in zip(batch, backend.generate(chats, decoding), strict=True):
+                text = parse_draft(output)
+                attempt = 1 + sum(1 for d in drafts if d.key == (ctx.context_id, slot, option, number))
+                drafts.append(Draft(sha, ctx.context_id, slot, option, attempt, text,
+                                    flags(text, ctx, ctx.gold if slot == "rephrasing" else option),
+                                    backend.spec, number=number))
+            added += len(batch)
+            write_review(drafts, review)  # after every batch: an interrupted draft resumes
+            if on_progress:
+                on_progress(len(batch))
+    write_review(drafts, review)
+    return {"drafted": added, "pending": sum(1 for d in drafts if d.decision is None),
+            "flagged": sum(1 for d in drafts if d.flags and d.decision is None)}
+
+
+def _slots(ctx: DraftContext, stage: str) -> list[tuple[str, str, int]]:
+    if stage == "premise":
+        return [("premise", option, 1) for option in ctx.options]
+    return [("rephrasing", ctx.gold, 1), ("rephrasing", ctx.gold, 2)] + [("evidence", d, 1) for d in ctx.distractors]
+
+
+def _open(drafts: list[Draft], key: tuple[str, str, str, int]) -> bool:
+    """A slot with no draft, or whose drafts were all rejected."""
+    mine = [d for d in drafts if d.key == key]
+    return not mine or all(d.decision == "reject" for d in mine)
+
+
+def _rejected(drafts: list[Draft], key: tuple[str, str, str, int]) -> list[str]:
+    return [d.draft for d in drafts if d.key == key and d.decision == "reject" and d.draft]
+
+
+def _basis(drafts: list[Draft], ctx: DraftContext, slot: str, option: str) -> str:
+    """What a rephrasing restates (the gold premise) or an evidence premise differs from (the
+    distractor's premise): the reviewed text where there is one, else the latest draft."""
+    if slot == "premise":
+        return ""
+    mine = [d for d in drafts if d.key == (ctx.context_id, "premise", option, 1) and d.decision != "reject"]
+    reviewed = [d for d in mine if d.decision in ("accept", "edit")]
+    chosen = (reviewed or mine)[-1:]
+    return chosen[0].text if chosen else ""
+
+
+def accept(review: Path, contexts_file: Path, out: Path, reviewer: str) -> tuple[int, list[str]]:
+    """Write OUT/contexts.jsonl and OUT/answer_sheets.jsonl from the reviewed drafts; returns the
+    number of contexts written and one line per context left out."""
+    from framebench.runinfo import write_text_atomic
+
+    contexts, sha = read_contexts(contexts_file)
+    if not review.is_file():
+        raise UserError(f"{review}: no such review file")
+    drafts = read_review(review)
+    foreign = next((d for d in drafts if d.contexts_sha != sha), None)
+    if foreign is not None:
+        raise UserError(f"{review}: drafted from other contexts (contexts_sha {foreign.contexts_sha}, "
+                        f"{contexts_file} has {sha})")
+    today = datetime.date.today().isoformat()
+    kept: list[tuple[DraftContext, AnswerSheet]] = []
+    left_out: list[str] = []
+    for ctx in contexts:
+        sheet, missing = _sheet(ctx, drafts, {"drafted_by": _models(drafts, ctx), "reviewed_by": reviewer,
+                                               "date": today, "review_file": review.name})
+        if sheet is None:
+            left_out.append(f"{ctx.context_id}: no accepted premise for {', '.join(missing)}")
+        else:
+            check_sheet(sheet, str(review))
+            kept.append((ctx, sheet))
+    if not kept:
+        raise UserError(f"{review}: no context has every premise accepted or edited; review the drafts first")
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [Context(c.context_id, c.task, c.text, c.gold, _options(c), {"source": str(contexts_file)}).to_json()
+            for c, _ in kept]
+    write_text_atomic("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
+                      out / "contexts.jsonl")
+    write_sheets([s for _, s in kept], out / "answer_sheets.jsonl")
+    return len(kept), left_out
+
+
+def _options(ctx: DraftContext) -> list[str]:
+    dom = domains().get(ctx.task)
+    return list(dom.labels) if dom and dom.labels else ctx.options
+
+
+def _models(drafts: list[Draft], ctx: DraftContext) -> str:
+    return ", ".join(sorted({d.model for d in drafts if d.context_id == ctx.context_id}))
+
+
+def _sheet(ctx: DraftContext, drafts: list[Draft], provenance: dict[str, str]) -> tuple[AnswerSheet | None, list[str]]:
+    def reviewed(slot: str, option: str, number: int = 1) -> str | None:
+        ok = [d for d in drafts if d.key == (ctx.context_id, slot, option, number) and d.decision in ("accept", "edit")]
+        return ok[-1].text if ok else None
+
+    premises = {o: reviewed("premise", o) for o in ctx.options}
+    rephrasings = [reviewed("rephrasing", ctx.gold, 1), reviewed("rephrasing", ctx.gold, 2)]
+    missing = [f"the premise toward {o!r}" for o, p in premises.items() if p is None]
+    missing += [f"rephrasing {i}" for i, p in enumerate(rephrasings, 1) if p is None]
+    if missing:
+        return None, missing
+    evidence = [{"distractor": d, "premise": premises[d]} for d in ctx.distractors]
+    evidence += [{"distractor": d, "premise": text} for d in ctx.distractors
+                 if (text := reviewed("evidence", d)) is not None]
+    sheet = AnswerSheet(ctx.context_id, ctx.task, ctx.gold, list(ctx.distractors),
+                        {o: str(p) for o, p in premises.items()}, [str(p) for p in rephrasings],
+                        numbered(evidence), provenance)
+    return sheet, []
