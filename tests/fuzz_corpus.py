@@ -248,8 +248,7 @@ def sheet_cases() -> list[Case]:
              if k not in ("empty", "whitespace_only")]
     cases += [case(f"line_{k}", v) for k, v in _json_line_mutations(sheet).items()
               if k not in ("nan_line", "infinity")]
-    fields = ["context_id", "task", "gold", "distractors", "mc_options", "gold_letter", "premises",
-              "gold_rephrasings", "evidence"]
+    fields = ["context_id", "task", "gold", "distractors", "premises", "gold_rephrasings", "evidence"]
     for name, row in _field_mutations(sheet, fields).items():
         cases.append(case(name, _jsonl([row])))
     ev = sheet["evidence"]
@@ -270,8 +269,7 @@ def sheet_cases() -> list[Case]:
         "evidence_extra_key": {**sheet, "evidence": [{**e, "bogus": 1} for e in ev]},
         "notes_string": {**sheet, "notes": "note"},
         "unknown_key": {**sheet, "bogus": 1},
-        "gold_letter_int": {**sheet, "gold_letter": 0},
-        "mc_options_ints": {**sheet, "mc_options": [1, 2, 3, 4]},
+        "provenance_ints": {**sheet, "provenance": {"drafted_by": 1}},
     }
     for name, row in semantic.items():
         cases.append(case(name, _jsonl([row])))

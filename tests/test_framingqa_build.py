@@ -1,5 +1,6 @@
-"""The build pipeline end to end: full offline build counts, the demo set rebuild, CLI errors,
-and the LLM premise generator's review loop (with a scripted fake backend)."""
+"""The build pipeline end to end: the unreviewed audit build's counts and report, the demo set
+rebuild, CLI errors. The reviewed build: tests/test_framingqa_review.py; drafted sheets:
+tests/test_framingqa_sheets.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ DEMO = REPO / "datasets" / "demo" / "framingqa"
 @pytest.fixture(scope="module")
 def full_build(shared_data, tmp_path_factory):
     out = tmp_path_factory.mktemp("fqa-full")
-    result = build(BuildOptions(source=str(shared_data), out=out, progress=False))
+    result = build(BuildOptions(source=str(shared_data), out=out, progress=False, unreviewed=True))
     return result, out
 
 
@@ -107,65 +108,3 @@ def test_broken_source_is_one_clear_error(tmp_path, shared_data, capsys):
     assert "source folder not found" in err
     err = _cli_error(["build", "framingqa", "--source", str(src), "--out", str(out), "--tasks", "chess"], capsys)
     assert "unknown task 'chess'" in err
-
-
-class ScriptedBackend:
-    """Answers every premise request with a fixed, recognisable candidate; counts its calls."""
-
-    spec = "fake:scripted"
-
-    def __init__(self) -> None:
-        self.chats = 0
-
-    def fingerprint(self) -> str:
-        return "fake-scripted-v1"
-
-    def generate(self, chats, decoding):
-        self.chats += len(chats)
-        out = []
-        for chat in chats:
-            user = chat[-1]["content"]
-            conclusion = user.split("Conclusion: this is ", 1)[1].split(".\n", 1)[0]
-            out.append(f'"the reviewed cue toward {conclusion}."\nextra chatter')
-        return out
-
-
-def test_llm_generator_review_loop(tmp_path):
-    review = tmp_path / "review.jsonl"
-    out = tmp_path / "out"
-    backend = ScriptedBackend()
-    opts = BuildOptions(source=str(DEMO / "source"), out=out, generator="llm", backend=backend,
-                        review=review, progress=False, tasks=("law_issue_spotting", "law_hearsay"))
-    first = build(opts)
-    rows = [json.loads(line) for line in review.read_text().splitlines()]
-    assert len(rows) == 8 * (3 + 3 + 3)  # per context: <A>, <A>*, <A>**, 3 distractors, E = 3
-    assert all(r["accepted"] is None and r["model"] == "fake:scripted" for r in rows)
-    assert rows[0]["premise"].startswith("the reviewed cue toward ") and not rows[0]["premise"].endswith(".")
-    assert first.items == [] and len(first.dropped) == 8  # nothing accepted yet: nothing built
-
-    for r in rows:  # a person accepts every candidate of demo-law-2 and rejects one of demo-law-1
-        if r["context_id"] in ("demo-law-1", "demo-law-2"):
-            r["accepted"] = not (r["context_id"] == "demo-law-1" and r["role"] == "gold**")
-    review.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    calls = backend.chats
-    second = build(opts)
-    assert backend.chats == calls  # resumable: no candidate regenerated
-    assert [c.context_id for c in second.contexts] == ["demo-law-1", "demo-law-2"][1:]
-    assert any("demo-law-1" in d.record and "gold**" in d.reason for d in second.dropped)
-    questions = [it["question"] for it in second.items]
-    assert len(second.items) == 60 + 31
-    prop = [it for it in second.items if it["level"] != "root" and it["bias"] != "neutral"]
-    assert all("the reviewed cue toward" in q["question"] for q in prop)
-    assert not any("the clerk returning" in q for q in questions)  # authored premises replaced
-
-
-def test_llm_review_file_errors(tmp_path, capsys):
-    review = tmp_path / "review.jsonl"
-    review.write_text('{"candidate_id": "x", "context_id": "demo-law-1", "role": "gold", '
-                      '"premise": "p", "accepted": "yes"}\n')
-    opts = BuildOptions(source=str(DEMO / "source"), out=tmp_path / "o", generator="llm",
-                        backend=ScriptedBackend(), review=review, progress=False, tasks=("finance",))
-    from framebench.errors import UserError
-
-    with pytest.raises(UserError, match=r"review.jsonl: line 1: field 'accepted' must be true, false or null"):
-        build(opts)

@@ -40,10 +40,9 @@ def synthetic(task: str, n: int, sum_e: int) -> list[tuple[Context, AnswerSheet]
         gold = options[i % len(options)]
         distractors = [o for o in options if o != gold][:3]
         ctx = Context(f"{task}-{i}", task, f"Synthetic context {i}.", gold, options)
-        mc_options, letter = mc_layout(ctx, distractors)
-        evidence = [Evidence(f"e{j + 1}", distractors[j % 3], [f"sentence {j}"], f"the cue {j} toward "
+        evidence = [Evidence(f"e{j + 1}", distractors[j % 3], f"the cue {j} toward "
                              f"{option_phrase(task, distractors[j % 3])}") for j in range(e)]
-        sheet = AnswerSheet(ctx.context_id, task, gold, distractors, mc_options, letter,
+        sheet = AnswerSheet(ctx.context_id, task, gold, distractors,
                             {o: f"the reason toward {option_phrase(task, o)}" for o in [gold, *distractors]},
                             [f"the first rephrasing toward {option_phrase(task, gold)}",
                              f"the second rephrasing toward {option_phrase(task, gold)}"], evidence)
@@ -150,7 +149,8 @@ def test_binary_gold_flips_under_negation_and_questions_name_their_option(demo_i
 
 def test_propositional_incorrect_names_gold_while_premise_points_to_distractor(demo_items, demo_sheets):
     rows = [it for it in demo_items if it["bias"] == "incorrect" and it["level"] == "propositional"]
-    assert len(rows) == 16 * 2 * 3 + 12 * 3  # binary 2E + MC E per context, E = 3 in the demo set
+    mc_tasks = {it["context_id"] for it in demo_items if it["format"] == "mc"}
+    assert len(rows) == sum(len(s.evidence) * (2 + (cid in mc_tasks)) for cid, s in demo_sheets.items())  # 2E + E
     for it in rows:
         sheet = demo_sheets[it["context_id"]]
         evidence = {e.evidence_id: e for e in sheet.evidence}[it["slot"].rsplit("/", 1)[1]]
@@ -162,7 +162,7 @@ def test_propositional_incorrect_names_gold_while_premise_points_to_distractor(d
             assert option_phrase(it["task"], sheet.gold) in frame
             assert all(option_phrase(it["task"], d) not in frame for d in sheet.distractors)
         else:  # MC: the neutral question with the premise attached; no option named in the frame
-            assert all(option_phrase(it["task"], o) not in frame for o in sheet.mc_options)
+            assert all(option_phrase(it["task"], o) not in frame for o in sheet.options)
 
 
 def test_global_items_carry_premise_and_framed_question(demo_items, demo_sheets):
@@ -182,6 +182,7 @@ def test_global_items_carry_premise_and_framed_question(demo_items, demo_sheets)
 
 
 def test_mc_options_fixed_per_context_with_fixed_gold_letter(demo_items, demo_sheets):
+    """Each context's A-D order is the permutation its id fixes (``mc_layout``), the same in every item."""
     by_ctx: dict[str, list[dict]] = {}
     for it in demo_items:
         if it["format"] == "mc":
@@ -189,10 +190,12 @@ def test_mc_options_fixed_per_context_with_fixed_gold_letter(demo_items, demo_sh
     assert len(by_ctx) == 12
     for cid, rows in by_ctx.items():
         sheet = demo_sheets[cid]
-        assert {tuple(r["options"]) for r in rows} == {tuple(sheet.mc_options)}
-        assert {r["gold"] for r in rows} == {sheet.gold_letter}
-        assert sheet.mc_options["ABCD".index(sheet.gold_letter)] == sheet.gold
+        order, letter = mc_layout(cid, sheet.options, sheet.gold)
+        assert sorted(order) == sorted(sheet.options)
+        assert {tuple(r["options"]) for r in rows} == {tuple(order)}
+        assert {r["gold"] for r in rows} == {letter}
+        assert order["ABCD".index(letter)] == sheet.gold
         neutral = [r for r in rows if r["bias"] == "neutral"]
         assert len(neutral) == 1 and neutral[0]["option"] == "" and neutral[0]["slot"] == "neutral"
-        assert all(o not in neutral[0]["question"] for o in sheet.mc_options)
+        assert all(o not in neutral[0]["question"] for o in sheet.options)
     assert not any(it["task"] == "law_hearsay" and it["format"] == "mc" for it in demo_items)

@@ -149,6 +149,8 @@ def test_toy_framingqa_domain_is_one_file_and_one_line(toy_plugin, tmp_path):
     src.mkdir()
     (src / "toy_weather.tsv").write_text("".join("\t".join(row) + "\n" for row in WEATHER) + "4\tFog\tGrey.\n")
     assert cli(["build", "framingqa", "--source", str(src), "--tasks", "toy_weather",
+                "--out", str(tmp_path / "nope")]) == 2  # no reviewed decisions for a new domain
+    assert cli(["build", "framingqa", "--source", str(src), "--tasks", "toy_weather", "--unreviewed",
                 "--out", str(tmp_path / "built")]) == 0
     items = read_items(tmp_path / "built")
     sheets = {s.context_id: s for s in read_sheets(tmp_path / "built" / "answer_sheets.jsonl")}
@@ -161,8 +163,8 @@ def test_toy_framingqa_domain_is_one_file_and_one_line(toy_plugin, tmp_path):
         assert sum(it["format"] == "mc" for it in mine) == 28 + e
         neutral = next(it for it in mine if it["format"] == "mc" and it["bias"] == "neutral")
         assert neutral["question"].startswith("Which weather does this report describe")
-        assert neutral["options"] == ["Rain", "Snow", "Heat", "Wind"]
-        assert neutral["gold"] == "ABC"[int(cid[-1]) - 1]
+        assert sorted(neutral["options"]) == ["Heat", "Rain", "Snow", "Wind"]  # in the order the id fixes
+        assert neutral["options"]["ABCD".index(neutral["gold"])] == sheet.gold
     assert "toy_weather.tsv line 4" in (tmp_path / "built" / "build_report.md").read_text()  # dropped, listed
 
     assert cli(["text", "--model", "baseline:always-yes", "--data", str(tmp_path / "built"),

@@ -23,8 +23,8 @@ def draft(
     from rich.progress import Progress
 
     from framebench.backends import load_backend
-    from text_eval.framingqa.sheet_drafts import read_contexts
     from text_eval.framingqa.sheet_drafts import draft as run_draft
+    from text_eval.framingqa.sheet_drafts import read_contexts
 
     found, _ = read_contexts(contexts)  # a bad contexts file fails before any model loads
     backend = load_backend(model)
