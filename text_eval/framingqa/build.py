@@ -53,7 +53,8 @@ def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[AnswerSheet],
 
     source = opts.source
     if source != "hf" and not Path(source).is_dir():
-        raise UserError(f"{source}: source folder not found (give a folder laid out like ../shared/data, or 'hf')")
+        raise UserError(f"{source}: source folder not found; give a folder holding legalbench/, fiqa/ and "
+                        "diagnosisarena/ (datasets/framingqa.md, 'Getting the data'), or --source hf")
     contexts: list[Context] = []
     sheets: list[AnswerSheet] = []
     dropped: list[Dropped] = []
