@@ -80,8 +80,8 @@ def test_demo_rebuild_is_byte_identical(tmp_path):
     assert (out / "items.jsonl").read_bytes() == (DEMO / "items.jsonl").read_bytes()
     items = read_items(out)
     per_task = Counter(it["context_id"] for it in items if it["format"] == "binary")
-    assert set(per_task.values()) == {60}
-    assert len(per_task) == 16 and sum(1 for it in items if it["format"] == "mc") == 12 * 31
+    assert set(per_task.values()) == {62}  # 54 + 2E, E = 4
+    assert len(per_task) == 16 and sum(1 for it in items if it["format"] == "mc") == 12 * 32
 
 
 def _cli_error(args: list[str], capsys) -> str:

@@ -41,11 +41,11 @@ def test_build_rotate_options_counts_and_default_unchanged(tmp_path, capsys):
 
     assert cli_exit_code("build", "framingqa", "--source", "datasets/demo/framingqa",
                          "--out", str(tmp_path / "rot"), "--rotate-options") == 0
-    assert "372 MC items + 1116 rotated MC items" in capsys.readouterr().out
+    assert "384 MC items + 1152 rotated MC items" in capsys.readouterr().out
     items = read_items(tmp_path / "rot")
-    assert sum(1 for it in items if it.get("rotation")) == 3 * 372
+    assert sum(1 for it in items if it.get("rotation")) == 3 * 384
     report = (tmp_path / "rot" / "build_report.md").read_text()
-    assert "1116 rotated items, 1488 MC items in all" in report
+    assert "1152 rotated items, 1536 MC items in all" in report
     assert cli_exit_code("build", "framingqa", "--source", "datasets/demo/framingqa", "--out", str(tmp_path / "plain")) == 0
     assert (tmp_path / "plain" / "items.jsonl").read_text() == \
         "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it in items if not it.get("rotation"))
