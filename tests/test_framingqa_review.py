@@ -71,8 +71,11 @@ def test_unreviewed_rows_fail_the_check_naming_the_defects(shared_data, tmp_path
                  "option inside option", "html entity", "doubled word", "gold is the longest option",
                  "premise cut"):
         assert kind in out, kind
-    report = (tmp_path / "raw" / "build_report.md").read_text()
-    assert "| medicine | med-6 | distractor variant of gold |" in report  # "Crohn's disease" vs "Metastatic Crohn disease"
+    defects = [json.loads(line) for line in (tmp_path / "raw" / "defects.jsonl").open()]
+    # "Crohn's disease" against the gold "Metastatic Crohn disease"
+    assert {"task": "medicine", "context_id": "med-6", "kind": "distractor variant of gold"} in [
+        {k: d[k] for k in ("task", "context_id", "kind")} for d in defects]
+    assert "| medicine | med-6 |" in (tmp_path / "raw" / "build_report.md").read_text()
 
 
 def test_hand_checked_medicine_case_med_16(reviewed):

@@ -12,6 +12,7 @@ Sources (``--source``):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field, replace
@@ -187,4 +188,10 @@ def write_outputs(result: BuildResult, out: Path, source: str) -> None:
                               for c in result.contexts), out / "contexts.jsonl")
     write_sheets(result.sheets, out / "answer_sheets.jsonl")
     write_items(result.items, out / "items.jsonl")
+    defects = out / "defects.jsonl"
+    if result.defects:
+        write_text_atomic("".join(json.dumps(dataclasses.asdict(d), ensure_ascii=False, sort_keys=True) + "\n"
+                                  for d in result.defects), defects)
+    else:
+        defects.unlink(missing_ok=True)
     write_text_atomic(text, out / "build_report.md")

@@ -57,7 +57,8 @@ def framingqa(
         typer.echo(f"{len(result.dropped)} source records dropped (reasons in {out / 'build_report.md'})")
     if result.defects:
         kinds = "; ".join(f"{task}: {kind} {n}" for (task, kind), n in summary(result.defects).items())
-        typer.echo(f"check: {len(result.defects)} defects ({kinds}); listed in {out / 'build_report.md'}")
+        typer.echo(f"check: {len(result.defects)} defects ({kinds}); all in {out / 'defects.jsonl'}, "
+                   f"a sample of each kind in {out / 'build_report.md'}")
         if check:
             raise typer.Exit(1)
     else:

@@ -15,7 +15,7 @@ from text_eval.framingqa.domains import domain, task_names
 
 SAMPLES_PER_TASK = 20
 SAMPLE_TEXT_WORDS = 80
-DEFECTS_LISTED = 200
+DEFECTS_PER_KIND = 5
 
 
 @dataclass
@@ -81,11 +81,21 @@ def _check(result: BuildResult) -> list[str]:
         return lines + ["No defects: every check of `text_eval/framingqa/check.py` passes.", ""]
     lines += [f"{len(result.defects)} defects.", "", "| task | defect | count |", "|---|---|---|"]
     lines += [f"| {t} | {k} | {n} |" for (t, k), n in summary(result.defects).items()]
-    lines += ["", f"The first {min(DEFECTS_LISTED, len(result.defects))}:", "", "| task | context | defect | detail |",
-              "|---|---|---|---|"]
-    lines += [f"| {d.task} | {d.context_id or '-'} | {d.kind} | {_cell(d.detail)} |"
-              for d in result.defects[:DEFECTS_LISTED]]
+    shown = _sample_per_kind(result.defects)
+    lines += ["", f"Up to {DEFECTS_PER_KIND} of each kind (all {len(result.defects)} in `defects.jsonl`):", "",
+              "| task | context | defect | detail |", "|---|---|---|---|"]
+    lines += [f"| {d.task} | {d.context_id or '-'} | {d.kind} | {_cell(d.detail)} |" for d in shown]
     return lines + [""]
+
+
+def _sample_per_kind(defects: list) -> list:
+    seen: Counter = Counter()
+    shown = []
+    for d in defects:
+        seen[d.task, d.kind] += 1
+        if seen[d.task, d.kind] <= DEFECTS_PER_KIND:
+            shown.append(d)
+    return shown
 
 
 def _review(result: BuildResult) -> list[str]:
