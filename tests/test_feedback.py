@@ -106,12 +106,16 @@ def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):
     assert [c.strip() for c in m0.split("│")[3:7]] == ["12", "100.0", "0.0", "0.0"] and "FramingQA" in out
 
 
-def test_conditions_on_framingqa_data_and_limit_warn(tmp_path, capsys):
+def test_conditions_on_framingqa_data_refused_and_limit_warns(tmp_path, capsys):
     data = write_items(tmp_path / "data", framingqa_items(3, 4))
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "x"),
+                "--conditions", "M1", "--quiet") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--conditions M1" in err and "no OMIT items" in err
+    assert not (tmp_path / "x").exists()
     assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "a"),
-                "--conditions", "M1", "--limit", "5", "--quiet") == 0
+                "--limit", "5", "--quiet") == 0
     err = capsys.readouterr().err
-    assert "warning: --conditions M1 ignored" in err and "no OMIT items" in err
     assert "warning: --limit 5: running 5 of 12" in err and "not the benchmark's" in err
     assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "b"),
                 "--quiet") == 0

@@ -277,12 +277,15 @@ def model_options(model: str | None, model_args: Mapping[str, Any] | None = None
     return options
 
 
-def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None,
-                         conditions: list[str]) -> None:
-    """Warn when ``--conditions`` cannot apply (no OMIT items) and when ``--limit`` cuts the set."""
+def check_conditions_apply(items_path: Path, items: list[dict], conditions: list[str]) -> None:
+    """Refuse ``--conditions`` where they cannot apply (no OMIT items)."""
     if conditions and not any(suite(s).conditions_listing() for s in {it["suite"] for it in items}):
-        warn(f"--conditions {','.join(conditions)} ignored: {items_path} holds no OMIT items "
-             "(conditions M0-M4 apply to OMIT only)")
+        raise UserError(f"--conditions {','.join(conditions)}: {items_path} holds no OMIT items "
+                        "(conditions M0-M4 apply to OMIT only); leave --conditions out")
+
+
+def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None) -> None:
+    """Warn when ``--limit`` cuts the set."""
     if limit is not None and limit < len(every):
         warn(f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
              "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
@@ -365,13 +368,14 @@ class TextRun:
         if not items:
             raise UserError(f"{self.items_path}: no items match the selection (tasks={self.tasks}, "
                             f"formats={self.formats})")
+        check_conditions_apply(self.items_path, items, self.conditions)
         self.jobs = build_jobs(items, self.conditions, self.items_path, self.answer)  # none: each suite's default
         self.dataset_hash = file_sha256(self.items_path)
         self.selection = self._selection()
         self.identity = {"model": self.model or (self.backend.spec if self.backend is not None else "smollm2"),
                          "dataset_hash": self.dataset_hash, "selection": self.selection}
         check_reuse(self.out, self.identity, self.force)  # before any model is loaded
-        warn_about_selection(self.items_path, every, items, self.limit, self.conditions)
+        warn_about_selection(self.items_path, every, items, self.limit)
         self.sources = _reasoning_sources(self.reasoning_from)
 
     def _check_mode(self) -> AnswerMode:

@@ -35,7 +35,25 @@ def omit(
 
         seed = load_seed(locate_seed(source))  # checked before any model is loaded
         report = build_from_moralchoice(source, load_backend(model), out, batch_size=batch_size, seed=seed)
-    funnel = " -> ".join(str(row["count"]) for row in report["funnel"])
+    funnel = " -> ".join(f"{row['stage']} {row['count']}" for row in report["funnel"])
+    if not report["items"]:
+        (out / "items.jsonl").unlink(missing_ok=True)  # no dataset, so no items file that looks like one
+        raise UserError(f"{out}: the build yielded 0 items ({empty_stage(report['funnel'])}; funnel {funnel}); "
+                        "no items.jsonl was written; the stage files and the model-call store stay there, so a rerun "
+                        "resumes")
     typer.echo(f"funnel {funnel}; {report['items']} items ({report['selected']} selected, "
                f"{report['pool']} pool); {report['new_calls_total']} new model calls of "
                f"{report['calls_total']}; {time.perf_counter() - started:.1f}s -> {out}")
+
+
+def empty_stage(funnel: list[dict]) -> str:
+    """Which stage left nothing, and its main drop reason."""
+    before = None
+    for row in funnel:
+        if row["count"] == 0:
+            reasons = row.get("dropped") or {}
+            top = max(reasons, key=reasons.get) if reasons else ""
+            kept = f"kept 0 of {before['count']}" if before else "holds 0"
+            return f"stage '{row['stage']}' ({row['label']}) {kept}" + (f", mostly: {top}" if top else "")
+        before = row
+    return "every scenario was dropped at selection"
