@@ -25,7 +25,7 @@ other mode. The run itself is a front end of the one driver (``framebench.pipeli
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -95,8 +95,10 @@ def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
     return suite(job.item["suite"]).record(job, run_id, model)
 
 
-def _is_failure(job: Job) -> bool:
-    return make_record(job, "", "")["parse"] != "ok"
+def _parse_counts(jobs: Iterable[Job]) -> dict[str, int]:
+    """The progress line's counters, named as the end-of-run summary names them."""
+    parses = [make_record(job, "", "")["parse"] for job in jobs]
+    return {"unparsed": parses.count("unparsed"), "refusal": parses.count("refusal")}
 
 
 def generation_key(fingerprint: str, job: Job) -> str:
@@ -418,7 +420,8 @@ class TextRun:
                 mode.restore(job, found[job.key])
         pending = [j for j in jobs if not mode.has_result(j)]
         self.n_pending, self.by_key = len(pending), {j.key: j for j in pending}
-        self.failures = sum(_is_failure(j) for j in jobs if mode.has_result(j))
+        self.counts = _parse_counts(j for j in jobs if mode.has_result(j))
+        self.taken: set[str] = set()
 
         def unit_of(index: int, unit_jobs: list[Job]) -> Unit:
             known: dict[str, Any] = {}
@@ -434,18 +437,22 @@ class TextRun:
 
         calls = mode.calls(pending, meta.get("call_size") or CALL_SIZE)
         return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta["spec"], len(jobs),
-                    served=len(jobs) - len(pending), fields={"parse failures": self.failures},
+                    served=len(jobs) - len(pending), fields=dict(self.counts),
                     remaining=remaining)
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
+        """Apply a chunk's results; counted once per job (an in-process worker may already have set
+        them on the very job objects the plan holds)."""
         done = []
         for key, _, value in chunk.entries:
             job = self.by_key.get(key)
-            if job is not None and not self.mode.has_result(job):
+            if job is not None and key not in self.taken:
                 self.mode.apply(job, value)
+                self.taken.add(key)
                 done.append(job)
-        self.failures += sum(_is_failure(j) for j in done)
-        return len(done), {"parse failures": self.failures}
+        for name, n in _parse_counts(done).items():
+            self.counts[name] += n
+        return len(done), dict(self.counts)
 
     def finish(self, meta: Mapping[str, Any], pool: Any, persisted: Mapping[str, Any]) -> RunSummary:
         from framebench.pipeline import finalize
