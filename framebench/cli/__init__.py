@@ -13,6 +13,7 @@ from framebench.cli import (
     compare,
     demo,
     embodied,
+    estimate,
     interop,
     listing,
     score,
@@ -34,6 +35,7 @@ app = typer.Typer(
 )
 app.command("demo")(demo.demo)
 app.command("text")(text.text)
+app.command("estimate")(estimate.estimate)
 app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
 app.command("compare")(compare.compare)
