@@ -106,6 +106,10 @@ class Engine:
     device: str = "cpu"  # one of DEVICES: what one worker of this engine needs
     call_size: int | None = None  # jobs per backend call, each stored when it returns; None: the default
     capabilities: frozenset[str] = frozenset({"generate"})  # a subset of CAPABILITIES
+    # how to get the model's own chat tokenizer without loading weights (``framebench estimate``):
+    # ``tokenizer(arg)`` returns an object with ``encode(chat) -> token ids`` and ``count(text)``;
+    # None: token counts are approximated
+    tokenizer: Callable[[str], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:

@@ -59,7 +59,11 @@ class ImportSummary:
 
 
 def _read(path: Path) -> Any:
-    from inspect_ai.log import read_eval_log
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise UserError("framebench import inspect needs Inspect AI: pip install 'framebench[inspect]' "
+                        "(or pip install inspect-ai)") from None
 
     if not path.is_file():
         raise UserError(f"{path}: no such log file")
