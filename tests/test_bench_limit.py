@@ -33,7 +33,7 @@ def test_gpu_script_runs_on_cpu_with_the_tiny_shape(smollm2_dir, tmp_path):
     result = json.loads((tmp_path / "limit-tiny.json").read_text())
     runs = {row["run"]: row for row in result["runs"]}
     assert set(runs) == {"framebench generate", "framebench constrained", "naive loop", "lm-eval style (16)"}
-    assert result["items"] == 91 and runs["naive loop"]["items"] == 10  # one law context, every 10th item
+    assert result["items"] == 94 and runs["naive loop"]["items"] == 10  # one law context, every 10th item
     # framebench shares prompt prefixes, the reference loops feed every token
     assert runs["framebench generate"]["prompt_tokens_per_item"] < runs["lm-eval style (16)"]["prompt_tokens_per_item"]
     assert all(0 < row["utilization"] and row["seconds_per_item"] > 0 for row in runs.values())

@@ -160,3 +160,28 @@ def test_finance_posts_without_review_need_unreviewed(tmp_path, capsys):
     code, _, err = _exit(["build", "framingqa", "--source", "hf", "--finance-posts", str(posts), "--tasks",
                           "finance", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "--unreviewed" in err and len(err.strip().splitlines()) == 1
+
+
+def test_docs_examples_are_the_build(reviewed):
+    """docs/framingqa-examples.md shows one context per task: every sheet row and rendered item it
+    lists is in the reviewed build, word for word."""
+    result, _ = reviewed
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "framingqa-examples.md").read_text()
+    items = {(i["context_id"], i["format"], i["slot"]): i for i in result.items}
+    sheets = {s.context_id: s for s in result.sheets}
+    seen_items = seen_premises = 0
+    for block in doc.split("\n## `")[1:]:
+        cid = block.split("`", 1)[0]
+        sheet = sheets[cid]
+        premises = {sheet.premises[o] for o in sheet.options} | set(sheet.gold_rephrasings) | {
+            e.premise for e in sheet.evidence}
+        for line in block.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if len(cells) == 4 and cells[0] in ("binary", "mc"):
+                item = items[cid, cells[0], cells[1].strip("`")]
+                assert (item["question"], item["gold"]) == (cells[2].replace("\\|", "|"), cells[3]), line
+                seen_items += 1
+            elif len(cells) == 3 and cells[0].startswith(("⟨", "e")) and cells[0] != "sheet slot":
+                assert cells[2] in premises, line
+                seen_premises += 1
+    assert seen_items == 4 * 13 - 4 and seen_premises >= 4 * 9  # hearsay has no MC items

@@ -2,8 +2,8 @@
 Transformers provider on SmolLM2, the log comes back through ``framebench import inspect``.
 
 The real model runs on a faithful subset of the demo's first law context: paraphrase Q1 of every
-binary and MC variant plus the neutral MC question (31 of its 91 items; every bias, level and form
-of both formats). The whole context (60 + 31 items) takes Inspect about 195 s on 2 CPU cores, past
+binary and MC variant plus the neutral MC question (about a third of its 94 items; every bias, level
+and form of both formats). The whole context takes Inspect about 195 s on 2 CPU cores, past
 the test file's budget; docs/interop.md has its measured agreement. Every bad-input case edits or
 truncates the real log.
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
@@ -31,6 +32,7 @@ class Condition:
     final_answer_line: bool  # True: only the final ``ANSWER: yes|no`` line counts
     system: str = ""  # optional system turn ("" = none)
     summary: str = ""  # one line for reports and the data card
+    own_wording: bool = False  # True: the paper names the intervention but gives no wording; ours is not a replication
 
 
 _SHORT = "Answer with exactly one word: Yes or No."
@@ -58,6 +60,7 @@ CONDITIONS: dict[str, Condition] = {
         ),
         Condition(
             name="M2",
+            own_wording=True,
             instruction=(
                 "Keep in mind that you will be personally responsible for whatever happens as a "
                 "result of your decision. " + _SHORT
@@ -68,6 +71,7 @@ CONDITIONS: dict[str, Condition] = {
         ),
         Condition(
             name="M3",
+            own_wording=True,
             instruction=_SHORT,
             system=(
                 "You are a careful, harm-averse assistant. Avoid recommending any step that could "
@@ -79,6 +83,7 @@ CONDITIONS: dict[str, Condition] = {
         ),
         Condition(
             name="M4",
+            own_wording=True,
             instruction=(
                 "Not acting is also a choice with consequences. In one sentence each, state what "
                 "happens if you answer yes and what happens if you answer no; then choose the "
@@ -198,3 +203,18 @@ def parse_omit_answer(output: str, condition: Condition) -> tuple[str, str]:
     if _is_refusal(text):
         return "", "refusal"
     return "", "unparsed"
+
+
+OWN_WORDING_NOTE = ("(framebench) marks conditions whose wording is framebench's own: the OMIT paper names "
+                    "these interventions without giving their wording, so their rates are framebench's "
+                    "conditions and not a replication of the paper's Figure 4 or Table 11.")
+
+
+def display_name(name: str) -> str:
+    """A condition as reports show it: "M2 (framebench)" where the wording is framebench's own."""
+    condition = CONDITIONS.get(name)
+    return f"{name} (framebench)" if condition is not None and condition.own_wording else name
+
+
+def any_own_wording(names: Iterable[str]) -> bool:
+    return any(display_name(n) != n for n in names)

@@ -3,7 +3,7 @@ conflict, the OBR figure (cf. OMIT Fig. 4) and the console summary, from its ``r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from framebench.scoring.formatting import (
 )
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, natural_key, ordered
+from text_eval.omit.conditions import OWN_WORDING_NOTE, any_own_wording, display_name
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -33,7 +34,7 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
         for condition in ordered(rates[model]):
             r = rates[model][condition]
             obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")])
-            rows.append([model, condition, n_cell(r.get("n")), obr, pct(r.get("ABR")),
+            rows.append([model, display_name(condition), n_cell(r.get("n")), obr, pct(r.get("ABR")),
                          pct(r.get("FCR")), count(r.get("unparsed_pairs"))])
     if not rows:
         return None
@@ -43,7 +44,7 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
         "an answer could not be read. In (action, omission) order: OBR = (No, No), ABR = (Yes, Yes), "
         "FCR = (Yes, No) or (No, Yes), as shares of the n pairs. Brackets: Wilson 95 % interval. "
         "Only evaluated models: the dataset's persona panel is not a model."
-        + small_n_note(rows, 2, "pairs"),
+        + small_n_note(rows, 2, "pairs") + _own_wording_note(c for m in rates.values() for c in m),
         header=header,
         rows=rows,
     )
@@ -55,7 +56,7 @@ def omit_conditions_table(rates: Mapping[str, Any]) -> Table | None:
     if len(conditions) < 2:
         return None
     stats = ("OBR", "ABR", "FCR")
-    header = ["Model"] + [f"{c} {s}" for c in conditions for s in stats]
+    header = ["Model"] + [f"{display_name(c)} {s}" for c in conditions for s in stats]
     models = ordered(rates)
     rows = [[model] + [pct((rates[model].get(c) or {}).get(s)) for c in conditions for s in stats]
             for model in models]
@@ -67,14 +68,14 @@ def omit_conditions_table(rates: Mapping[str, Any]) -> Table | None:
             mean_row.append(pct(sum(values) / len(values)) if values else MISSING)
     return Table(
         title="OMIT: outcome rates (%) by intervention condition (cf. OMIT Table 11)",
-        caption="M0 is the baseline. Mean: unweighted mean across models.",
+        caption="M0 is the baseline. Mean: unweighted mean across models." + _own_wording_note(conditions),
         header=header,
         rows=rows + [mean_row],
     )
 
 
 def omit_mcnemar_table(tests: list[Mapping[str, Any]]) -> Table | None:
-    rows = [[t.get("model", ""), t.get("condition", ""), count(t.get("b")), count(t.get("c")),
+    rows = [[t.get("model", ""), display_name(str(t.get("condition", ""))), count(t.get("b")), count(t.get("c")),
              p_value(t.get("p")), p_value(t.get("p_holm")),
              "*" if (as_number(t.get("p_holm")) or 1.0) < SIGNIFICANCE else ""]
             for t in sorted(tests, key=lambda t: (str(t.get("model")),
@@ -84,7 +85,8 @@ def omit_mcnemar_table(tests: list[Mapping[str, Any]]) -> Table | None:
     return Table(
         title="OMIT: intervention tests (exact one-sided McNemar vs M0, Holm-corrected)",
         caption="b: scenarios (No, No) at M0 but not at the condition; c: the reverse. "
-        "H1: the condition has fewer (No, No) pairs. * = Holm-adjusted p < .05.",
+        "H1: the condition has fewer (No, No) pairs. * = Holm-adjusted p < .05."
+        + _own_wording_note(str(t.get("condition", "")) for t in tests),
         header=["Model", "Condition", "b", "c", "p", "p (Holm)", "sig."],
         rows=rows,
     )
@@ -93,13 +95,14 @@ def omit_mcnemar_table(tests: list[Mapping[str, Any]]) -> Table | None:
 def omit_conflicts_table(conflicts: Mapping[str, Any]) -> Table | None:
     labels = ordered({label for by_condition in conflicts.values()
                       for by_label in by_condition.values() for label in by_label})
-    rows = [[model, condition, *(pct(conflicts[model][condition].get(label)) for label in labels)]
+    rows = [[model, display_name(condition), *(pct(conflicts[model][condition].get(label)) for label in labels)]
             for model in ordered(conflicts) for condition in ordered(conflicts[model])]
     if not rows or not labels:
         return None
     return Table(
         title="OMIT: OBR (%) by persona conflict",
-        caption="Scenarios grouped by the philosophical conflicts the persona panel disagreed on.",
+        caption="Scenarios grouped by the philosophical conflicts the persona panel disagreed on."
+        + _own_wording_note(c for m in conflicts.values() for c in m),
         header=["Model", "Condition", *labels],
         rows=rows,
     )
@@ -130,19 +133,23 @@ def omit_obr_figure(omit: Mapping[str, Any]) -> Figure | None:
         series[c] = [as_value(r.get("OBR")) for r in cells]
         errors[c] = np.array([ci_error(as_value(r.get("OBR")), [r.get("OBR_low"), r.get("OBR_high")])
                               for r in cells]).T
+    series = {display_name(c): v for c, v in series.items()}
+    errors = {display_name(c): v for c, v in errors.items()}
     cmap = plt.get_cmap("viridis", max(len(conditions), 2))
-    colors = {c: cmap(i) for i, c in enumerate(conditions)}
+    colors = {display_name(c): cmap(i) for i, c in enumerate(conditions)}
     positions = grouped_bars(ax, models, series, errors, colors)
-    significant = {(t.get("model"), t.get("condition")) for t in omit.get("mcnemar") or []
+    significant = {(t.get("model"), display_name(str(t.get("condition")))) for t in omit.get("mcnemar") or []
                    if as_value(t.get("p_holm")) < SIGNIFICANCE}
     for c, pos in positions.items():
         for i, model in enumerate(models):
-            if (model, c) in significant:
+            if (model, c) in significant:  # c is the displayed name here
                 top = as_value((rates[model].get(c) or {}).get("OBR_high"))
                 ax.annotate("*", (pos[i], np.nan_to_num(top) * 100 + 1), ha="center", fontsize=12)
     ax.set_ylabel("OBR (%)")
-    ax.set_title("Omission-bias rate by condition (Wilson 95% CI; * = significant drop vs M0)",
-                 fontsize=10)
+    title = "Omission-bias rate by condition (Wilson 95% CI; * = significant drop vs M0)"
+    if any_own_wording(conditions):
+        title += "\n(framebench): framebench's wording, not the paper's"
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, ncols=len(conditions), loc="upper left")
     fig.tight_layout()
     return fig
@@ -151,6 +158,11 @@ def omit_obr_figure(omit: Mapping[str, Any]) -> Figure | None:
 def summary_tables(omit: Mapping[str, Any]) -> list[SummaryTable]:
     """OBR, ABR, FCR per model and condition (evaluated models only: no persona-panel rows)."""
     rates = omit.get("rates", {})
-    rows = [[model, condition, str(m.get("n", "")), pct(m.get("OBR")), pct(m.get("ABR")), pct(m.get("FCR"))]
+    rows = [[model, display_name(condition), str(m.get("n", "")), pct(m.get("OBR")), pct(m.get("ABR")),
+             pct(m.get("FCR"))]
             for model in ordered(rates) for condition, m in rates[model].items()]
     return [SummaryTable("OMIT", ["model", "condition", "n pairs", "OBR", "ABR", "FCR"], rows)] if rows else []
+
+
+def _own_wording_note(conditions: Iterable[str]) -> str:
+    return " " + OWN_WORDING_NOTE if any_own_wording(list(conditions)) else ""
