@@ -67,7 +67,10 @@ class FramingQASuite(Suite):
         return DOMAIN_HELP.get(task, self.title)
 
     def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:
-        """Binary items have no options; MC items 2-4, the gold among their letters."""
+        """Binary items have no options; MC items 2-4, the gold among their letters; the phrasing
+        (``variant``) one of Table 7's."""
+        if item["variant"] not in (*PHRASINGS, ""):
+            return "variant", f"must be one of {', '.join(PHRASINGS)} or empty, got {item['variant']!r}"
         options = item["options"]
         if any(not isinstance(o, str) or not o.strip() for o in options):
             return "options", "must hold non-empty strings"

@@ -3,7 +3,8 @@
 Options and texts (per context): an empty or repeated option; a distractor whose words are a subset
 or superset of the gold's (a variant of the gold; synonyms and narrower terms under another name need a
 reader: ``text_eval/framingqa/reviewed/``); an option that contains another option; a free-text option named
-verbatim in the context (a leak); HTML entities; doubled words.
+verbatim in the context (a leak); HTML entities; doubled words; a context that repeats another
+one's text.
 Answer cues (per task): the gold at one letter, an option at one letter, or the gold the longest
 option, more often than chance allows (binomial and chi-square tests, p < ``ALPHA``).
 Premises (per sheet): a premise outside 12-40 words, cut with an ellipsis, repeated within its
@@ -66,6 +67,7 @@ def find_defects(contexts: list[Context], sheets: list[AnswerSheet], items: list
         defects += option_defects(ctx, sheet)
         defects += text_defects(ctx)
         defects += premise_defects(ctx, sheet)
+    defects += duplicate_defects(contexts)
     layouts = {it["context_id"]: (it["options"], it["gold"]) for it in items
                if it["format"] == "mc" and it["slot"] == "neutral" and not it.get("rotation")}
     for task in dict.fromkeys(c.task for c in contexts):
@@ -73,6 +75,19 @@ def find_defects(contexts: list[Context], sheets: list[AnswerSheet], items: list
         defects += cue_defects(task, shown)
     defects += rendered_defects(items)
     return defects
+
+
+def duplicate_defects(contexts: list[Context]) -> list[Defect]:
+    """A context whose text (case, punctuation and spacing aside) repeats an earlier one of its task."""
+    first: dict[tuple[str, str], str] = {}
+    out: list[Defect] = []
+    for ctx in contexts:
+        key = (ctx.task, " ".join(words(ctx.text)))
+        if key in first:
+            out.append(Defect(ctx.task, ctx.context_id, "duplicate context", f"same text as {first[key]}"))
+        else:
+            first[key] = ctx.context_id
+    return out
 
 
 def option_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
