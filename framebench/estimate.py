@@ -101,9 +101,16 @@ def reasons_first(job: Job) -> bool:
     return suite(job.item["suite"]).reasons_first(job)
 
 
+def scores_answers(job: Job) -> bool:
+    """Whether the job's answer mode scores the allowed answers (keeps their probabilities)."""
+    from framebench.registry import answer_mode
+
+    return answer_mode(job.answer_mode).keeps_probs
+
+
 def generates(job: Job) -> bool:
     """Whether answering the job generates text (generate mode, or reasoning before a score)."""
-    return job.answer_mode != "constrained" or reasons_first(job)
+    return not scores_answers(job) or reasons_first(job)
 
 
 def counter(spec: str) -> tuple[Callable[[Chat], list[int]], Callable[[str], int], str]:
@@ -149,7 +156,7 @@ def estimate(spec: str, jobs: list[Job], items: int, *, sample: int = 0, rate: f
     input_tokens = sum(per_char(len(x)) for x in ids)
     uncached = per_char(trie_size(ids))
     generating = [j for j in jobs if generates(j)]
-    extra = sum(1 for j in jobs if j.answer_mode == "constrained" and reasons_first(j))
+    extra = sum(1 for j in jobs if scores_answers(j) and reasons_first(j))
     result = Estimate(spec, items, len(jobs) + extra, len(generating), input_tokens, uncached,
                       sum(j.decoding.max_new_tokens or 0 for j in generating), source, rate=rate, prices=prices)
     if sample:
@@ -200,7 +207,7 @@ def _answer(backend: Any, jobs: list[Job]) -> list[str]:
             by_decoding.setdefault(job.decoding, []).append(job)
     for decoding, group in by_decoding.items():
         out += backend.generate([j.chat for j in group], decoding)
-    scored = [j for j in jobs if j.answer_mode == "constrained"]
+    scored = [j for j in jobs if scores_answers(j)]
     if scored:
         backend.answer_probabilities([j.chat for j in scored],
                                      [suite(j.item["suite"]).answer_choices(j) for j in scored])

@@ -32,6 +32,7 @@ class Cautions(ReportPart):
     name = "cautions"
     title = "Cautions"
     order = 1
+    warns = True
 
     def compute(self, inputs: ReportInput) -> Mapping[str, Any] | None:
         found = cautions(inputs)
