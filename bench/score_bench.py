@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from framebench.records import COLUMNS, DEFAULTS, write_records
+from framebench.records import registered_schema, write_records
 
 MODELS = ["hf:/models/llama-8b", "hf:/models/gemma-12b", "openai:gpt-4.1-mini", "baseline:always-yes"]
 TASKS_BINARY = ["law_issue_spotting", "law_hearsay", "finance", "medicine"]
@@ -147,12 +147,12 @@ def synthetic_records(total: int, seed: int = 0) -> pd.DataFrame:
     ]
     df = pd.concat(frames, ignore_index=True)
     df["run_id"] = "bench"
-    for col, default in DEFAULTS.items():
+    for col, default in registered_schema().defaults.items():
         if col not in df.columns:
             df[col] = default
         elif default is not None:
             df[col] = df[col].fillna(default)
-    return df[list(COLUMNS)]
+    return df[list(registered_schema().columns)]
 
 
 class Timer:

@@ -23,7 +23,7 @@ def synthetic_run(run_dir: Path, rows: int, model: str) -> None:
     import numpy as np
     import pandas as pd
 
-    from framebench.records import COLUMNS, write_records
+    from framebench.records import registered_schema, write_records
 
     rng = np.random.default_rng(0)
     per_context = 82
@@ -45,7 +45,7 @@ def synthetic_run(run_dir: Path, rows: int, model: str) -> None:
         "frame": "", "condition": "", "conflicts": "", "constraint": "",
         "percent_complete": None, "success": None, "sim_steps": None, "replans": None,
         "answer_mode": "generate", "answer_probs": "",
-    })[list(COLUMNS)]
+    })[list(registered_schema().columns)]
     write_records(df, run_dir)
     with (run_dir / "prompts.jsonl").open("w") as fh:
         for item_id, c in zip(df["item_id"], context, strict=True):

@@ -205,15 +205,6 @@ def registered_schema() -> RecordsSchema:
     return _registered[0][1]
 
 
-def __getattr__(name: str) -> Any:
-    """``COLUMNS``, ``SCHEMA``, ``DEFAULTS``, ``REQUIRED``: the registered contract's."""
-    views = {"COLUMNS": lambda s: s.columns, "SCHEMA": lambda s: s.arrow, "DEFAULTS": lambda s: s.defaults,
-             "REQUIRED": lambda s: s.required}
-    if name in views:
-        return views[name](registered_schema())
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def known_suites() -> tuple[str, ...]:
     """The registered suites' names (``framebench.registry``)."""
     return registered_schema().enums["suite"]
@@ -433,14 +424,7 @@ def validate_frame(df: pd.DataFrame, source: str, schema: RecordsSchema | None =
             _first_bad(source, bad.reindex(df.index, fill_value=False), message)
 
 
-# which tasks and formats each suite's rows (and items) may have
-def suite_tasks(text_only: bool = False) -> dict[str, tuple[str, ...]]:
-    """Each registered suite's tasks (``text_only``: the suites whose items are text items)."""
-    from framebench.registry import ordered_suites
-
-    return {s.name: s.task_names() for s in ordered_suites() if s.text_items or not text_only}
-
-
+# which formats each suite's rows (and items) may have
 def suite_formats(text_only: bool = False) -> dict[str, tuple[str, ...]]:
     from framebench.registry import ordered_suites
 

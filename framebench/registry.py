@@ -21,7 +21,7 @@ and converted against them, and an option the engine does not declare is a user 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
@@ -306,15 +306,3 @@ def parse_model_args(pairs: Iterable[str] | None) -> dict[str, str]:
         parsed[key] = value
     return parsed
 
-
-@dataclass
-class Registered:
-    """What ``framebench list``-style views show of the registries."""
-
-    engines: dict[str, list[str]] = field(default_factory=dict)
-    suites: list[str] = field(default_factory=list)
-
-
-def describe() -> Registered:
-    return Registered({k: [e.usage() for e in engines_of(k).values()] for k in ENGINE_KINDS},
-                      list(suites()))

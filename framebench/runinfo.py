@@ -172,9 +172,3 @@ def write_sealed(info: dict[str, Any], run_dir: str | Path) -> Path:
     """Write run.json sealed with the hash of its content (checked by ``framebench.integrity``)."""
     return write_json_atomic(sealed(info), Path(run_dir) / RUN_FILE)
 
-
-def update_run_info(run_dir: str | Path, **fields: Any) -> Path:
-    """Add fields to an existing run.json, sealed again (what a producer learns after writing it)."""
-    path = Path(run_dir) / RUN_FILE
-    info = json.loads(path.read_text(encoding="utf-8"))
-    return write_sealed({**info, **fields}, run_dir)

@@ -32,7 +32,6 @@ from typing import Any
 
 from embodied.evaluation import MODE_HABITAT
 from framebench.errors import UserError
-from framebench.run_folder import PROMPTS_FILE  # noqa: F401  (re-exported)
 
 STATS_DIR = "stats"
 PLANNER_LOG_DIR = "planner-log"

@@ -451,7 +451,7 @@ def _records_frame():
                      context_id="e1", item_id="e1__neutral", bias="neutral", correct=True, constraint="none",
                      percent_complete=1.0, success=True, sim_steps=10, replans=1),
     ]
-    return pd.DataFrame(rows, columns=list(rec.COLUMNS))
+    return pd.DataFrame(rows, columns=list(rec.registered_schema().columns))
 
 
 def _contract_typed(df):
@@ -466,7 +466,7 @@ def _contract_typed(df):
     for col in df.columns:
         values = [None if not isinstance(v, str | bool) and pd.isna(v) else v for v in df[col].tolist()]
         try:
-            arrays.append(pa.array(values, type=rec.SCHEMA.field(col).type))
+            arrays.append(pa.array(values, type=rec.registered_schema().arrow.field(col).type))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
             arrays.append(pa.array([None if v is None else str(v) for v in values], type=pa.string()))
     return pa.Table.from_arrays(arrays, names=list(df.columns))
@@ -518,7 +518,7 @@ def records_cases() -> list[Case]:
 
     present = set(_records_frame()["suite"])
     schema = rec.registered_schema()
-    for col in rec.COLUMNS:
+    for col in rec.registered_schema().columns:
         # LATER_COLUMNS read as their defaults from older files, and so do the columns of a suite
         # with no row in the file (one installed after it was written)
         if col not in rec.LATER_COLUMNS and (not schema.owners(col) or present & set(schema.owners(col))):

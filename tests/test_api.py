@@ -74,17 +74,14 @@ def test_embodied_run_id_is_deterministic(tmp_path):
                                              "incorrect/propositional", "incorrect/global"}
 
 
-def test_simulator_flag_and_its_deprecated_name(tmp_path, capsys):
+def test_simulator_flag(tmp_path, capsys):
     args = ["embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--limit", "1"]
     assert cli([*args, "--simulator", "symbolic", "--out", str(tmp_path / "new")]) == 0
-    assert "deprecated" not in capsys.readouterr().err
-    assert cli([*args, "--backend", "symbolic", "--out", str(tmp_path / "old")]) == 0
-    assert "--backend is deprecated" in capsys.readouterr().err
-    assert read_records(tmp_path / "old").equals(read_records(tmp_path / "new"))
+    capsys.readouterr()
     assert cli([*args, "--simulator", "mujoco", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown simulator spec 'mujoco': use habitat, symbolic" in err[0]
-    assert cli([*args, "--backend", "habitat", "--simulator", "symbolic", "--out", str(tmp_path / "y")]) == 2
+    assert cli([*args, "--backend", "symbolic", "--out", str(tmp_path / "old")]) == 2  # the old name is gone
 
 
 def test_write_report_refuses_a_file_as_folder(tmp_path):

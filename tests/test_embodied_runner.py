@@ -178,10 +178,10 @@ def test_habitat_simulator_is_called_lazily(tmp_path, monkeypatch):
     seen = {}
     monkeypatch.setattr(hb, "run_habitat", lambda **kw: seen.update(kw))
     assert cli(["embodied", "--planner", "oracle", "--episodes", str(DEMO), "--out", str(tmp_path / "h"),
-                "--backend", "habitat", "--replan-cap", "7"]) == 0
+                "--simulator", "habitat", "--replan-cap", "7"]) == 0
     assert seen["planner"] == "oracle" and seen["episodes"] == DEMO and seen["replanning_threshold"] == 7
     assert cli(["embodied", "--planner", "oracle", "--episodes", str(DEMO), "--out", str(tmp_path / "h"),
-                "--backend", "mujoco"]) == 2
+                "--simulator", "mujoco"]) == 2
 
 
 def test_episode_keys_equal_result_key_of_the_full_prompt():

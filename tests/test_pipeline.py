@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from framebench.executors.local import streamed
+from framebench.executors.base import streamed
 from framebench.pipeline.text import CALL_SIZE, run_text
 
 DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo"

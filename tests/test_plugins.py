@@ -66,13 +66,13 @@ def test_plugin_entries_are_registered_only_while_installed(toy_plugin, monkeypa
     assert registry.engines()["firstplan"].kind == "planner"
     assert registry.suite("parity").tasks == ("parity",)
     assert list(domains())[-1] == "toy_weather"
-    assert "stars_off" in records.COLUMNS  # the rating suite's own column joins the records contract
+    assert "stars_off" in records.registered_schema().columns  # the rating suite's own column joins the records contract
     monkeypatch.undo()
     for _ in range(5):  # each reload builds the contract anew (a reused object id must not revive it)
         forget_registries()
         assert "keyword" not in registry.engines() and "parity" not in registry.suites()
         assert "toy_weather" not in domains()
-        assert "stars_off" not in records.COLUMNS and "rating" not in records.known_suites()
+        assert "stars_off" not in records.registered_schema().columns and "rating" not in records.known_suites()
 
 
 def test_toy_engine_and_suite_through_text_and_score(toy_plugin, tmp_path, capsys):

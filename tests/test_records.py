@@ -36,9 +36,9 @@ def test_round_trip_keeps_values_and_types(tmp_path):
             episode_row()]
     path = write_records(rows, tmp_path)
     assert path.name == "records.parquet"
-    assert pq.read_schema(path).equals(records.SCHEMA)
+    assert pq.read_schema(path).equals(records.registered_schema().arrow)
     df = read_records(tmp_path)
-    assert list(df.columns) == list(records.COLUMNS)
+    assert list(df.columns) == list(records.registered_schema().columns)
     assert df["correct"].tolist() == [True, False, True]
     assert df.loc[2, "sim_steps"] == 812
     assert df.loc[2, "percent_complete"] == 1.0
@@ -127,7 +127,7 @@ def test_files_from_before_answer_modes_read_with_defaults(tmp_path):
     table = pq.read_table(path)
     pq.write_table(table.drop_columns(list(records.LATER_COLUMNS)), path)
     df = read_records(tmp_path)
-    assert list(df.columns) == list(records.COLUMNS)
+    assert list(df.columns) == list(records.registered_schema().columns)
     assert df["answer_mode"].tolist() == ["", ""] and df["answer_probs"].tolist() == ["", ""]
 
 

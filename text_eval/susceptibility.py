@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from framebench.records import label_answer_modes  # noqa: F401  (re-exported)
 from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
 from framebench.scoring.parts import ReportInput, ReportPart
 from framebench.vocabulary import LEVELS

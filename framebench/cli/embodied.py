@@ -14,8 +14,6 @@ def embodied(
     episodes: Path = typer.Option(..., "--episodes", help="Episode file (.json or .json.gz)."),
     out: Path = typer.Option(..., "--out", help="Run folder."),
     simulator: str = typer.Option(None, "--simulator", help="symbolic (default) | habitat"),
-    backend: str = typer.Option(None, "--backend", hidden=True,
-                                help="Deprecated name of --simulator."),
     model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     replan_cap: int = typer.Option(25, "--replan-cap", "--max-replans", min=1,
                                    help="LLM planners: most replans (PARTNR's replanning_threshold)."),
@@ -30,17 +28,13 @@ def embodied(
 ) -> None:
     """Run every episode in its neutral and six framed variants."""
     from framebench import api
-    from framebench.errors import UserError
     from framebench.executors import check_executor
     from framebench.paths import check_out_folder
     from framebench.registry import engine_for, parse_model_args
 
     check_executor(executor)
     check_out_folder(out)
-    if backend is not None:
-        if simulator is not None and simulator != backend:
-            raise UserError(f"--backend {backend!r} contradicts --simulator {simulator!r} (use --simulator only)")
-    chosen = simulator or backend or api.DEFAULT_SIMULATOR
+    chosen = simulator or api.DEFAULT_SIMULATOR
     engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
     run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
                                max_new_tokens=max_new_tokens, limit=limit,
@@ -54,5 +48,3 @@ def embodied(
 
         print_summary(summary_report(read_records(records)), title="framebench embodied")
     typer.echo(f"wrote {records}")
-    if backend is not None:  # after the run, so that a user error stays one line
-        typer.echo("note: --backend is deprecated for the simulator; use --simulator", err=True)

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import typer
 
-from framebench.run_folder import PROMPTS_FILE, duplicate_key, load_runs, read_prompts  # noqa: F401  (re-exported)
-
 
 def score(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),

@@ -6,9 +6,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, streamed, timed
+from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, timed
 
-__all__ = ["LocalExecutor", "streamed"]  # ``streamed``: kept here for older imports
 
 class LocalExecutor:
     """Builds the recipe's worker here and runs every unit on it, in order."""

@@ -160,10 +160,6 @@ def _baseline_condition(conds: set[str]) -> str:
     return "M0" if "M0" in conds else sorted(conds, key=_ckey)[0]
 
 
-def _num(value: Any) -> float:
-    return float("nan") if value is None else float(value)
-
-
 def _bar_error(value: float, bound: Any, below: bool) -> float:
     """Error-bar length from a value to its interval bound: never negative (a constant baseline's
     bootstrap interval can sit a rounding error off its estimate), zero when either is unknown."""
