@@ -26,6 +26,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
+from framebench.bounds import Rule
 from framebench.errors import UserError
 
 # The registry imports neither ``framebench.suite`` nor the report parts (they import the core
@@ -65,9 +66,13 @@ class Option:
     help: str = ""
     choices: tuple[str, ...] = ()  # extra literal values accepted besides the type (e.g. "auto")
     travels: bool = True  # passed on to workers on other nodes (False: meaningful on the driver only)
+    rule: Rule | None = None  # the range it shares with a command-line flag (``framebench.bounds``)
 
     def convert(self, value: Any, engine: str) -> Any:
         """``value`` (a string from the command line, or already typed) as this option's type."""
+        if self.rule is not None:
+            where = f"model option {self.name!r} of engine {engine!r}"
+            return self.rule.parse(value, where) if isinstance(value, str) else self.rule.check(value, where)
         if not isinstance(value, str) or self.type is str:
             if self.type is not str and not isinstance(value, self.type) and value not in self.choices:
                 raise UserError(f"model option {self.name!r} of engine {engine!r}: expected "

@@ -5,6 +5,7 @@ Each declares the options it accepts (``--model-arg key=value``); the registry r
 
 from __future__ import annotations
 
+from framebench.bounds import BASE_URL, BATCH_SIZE, CONCURRENCY
 from framebench.registry import Engine, Option
 
 LOCAL_MODEL = frozenset({"generate", "score_answers", "score_continuations"})
@@ -42,7 +43,7 @@ def _baseline(arg: str, **options):
 
 
 HF_OPTIONS = (
-    Option("batch_size", int, "prompts per forward pass, or 'auto' (largest that fits)", ("auto",)),
+    Option("batch_size", int, "prompts per forward pass, or 'auto' (largest that fits)", ("auto",), rule=BATCH_SIZE),
     Option("device", str, "torch device (default: cuda when available, else cpu)"),
     Option("dtype", str, "weights dtype, e.g. bfloat16 (default: the model's own)"),
     Option("prefix_reuse", bool, "compute a context's shared prompt prefix once"),
@@ -66,8 +67,8 @@ VLLM = Engine("vllm", "model", _vllm, (
 ), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')",
    device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}))
 OPENAI = Engine("openai", "model", _openai, (
-    Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)"),
-    Option("concurrency", int, "parallel requests"),
+    Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)", rule=BASE_URL),
+    Option("concurrency", int, "parallel requests", rule=CONCURRENCY),
     Option("max_retries", int, "retries per request on rate limits and server errors"),
     Option("timeout", float, "seconds per request"),
     Option("backoff_base", float, "first retry delay in seconds"),

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import CONTEXTS, RESAMPLES, option
+
 
 def _print(tables, console) -> None:
     from rich.table import Table as RichTable
@@ -23,7 +25,7 @@ def _print(tables, console) -> None:
 
 def compare(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
-    resamples: int = typer.Option(2000, "--resamples", min=100, help="Bootstrap resamples per interval."),
+    resamples: int = option(RESAMPLES, 2000, help="Bootstrap resamples per interval."),
 ) -> None:
     """Compare every pair of models on the items they share: paired differences with intervals,
     exact McNemar tests, Holm-adjusted (docs/statistics.md)."""
@@ -38,7 +40,7 @@ def compare(
 def plan(
     pilot: list[Path] = typer.Option(..., "--from", metavar="RUN_DIR",
                                      help="Pilot run folder(s); repeat for several."),
-    contexts: int = typer.Option(..., "--contexts", metavar="N", help="Contexts per task in the planned run (at least 2)."),
+    contexts: int = option(CONTEXTS, ..., help="Contexts per task in the planned run."),
 ) -> None:
     """Print the framing effect and the between-model differences detectable at 80 % power,
     alpha 0.05, with N contexts per task, from a pilot run's per-context variance."""

@@ -4,13 +4,15 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import CALL_BATCH, option
+
 
 def omit(
     source: Path = typer.Option(..., "--source", help="A folder laid out like ../shared/data (MoralChoice "
                                 "seed), or a folder with project-authored scenarios.jsonl (the demo)."),
     model: str = typer.Option(None, "--model", help="Model spec used for frames and the persona panel."),
     out: Path = typer.Option(..., "--out", help="Output folder."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Chats per backend call."),
+    batch_size: int = option(CALL_BATCH, 16, help="Chats per backend call."),
 ) -> None:
     """Build OMIT paired action/omission frames selected by a five-persona panel."""
     import time
