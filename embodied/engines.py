@@ -54,6 +54,14 @@ class SymbolicSimulator(Simulator):
     name = "symbolic"
     options = {name: text for name, (_type, text) in SYMBOLIC_OPTIONS.items()}
 
+    def check_options(self, options) -> None:
+        symbolic_options(options)
+
+    def check_episodes(self, episodes: Path) -> None:
+        from embodied.episodes import read_episodes
+
+        read_episodes(episodes)
+
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:

