@@ -91,7 +91,7 @@ class SymbolicSimulator(Simulator):
 ORACLE = Engine("oracle", "planner", _oracle, arg="none",
                 help="the reference plan from the episode's own goal (no model)")
 SCRIPT = Engine("script", "planner", _script, arg_help="FILE",
-                help="replays {episode_id: [actions]} from a JSON file")
+                help="replays {episode_id: [actions]} from a JSON file", check_arg=_script)  # reads and checks FILE
 CHOICE = Engine("choice", "planner", _choice, HF_OPTIONS, arg_help="MODEL",
                 help="scores the actions the simulator would accept under a model (hf:, smollm2), "
                      "runs the best")

@@ -112,9 +112,9 @@ def _extras_of_other_suites(suite: Any) -> set[str]:
 def read_items(path: str | Path) -> list[dict[str, Any]]:
     """Read ``items.jsonl`` (or a directory holding it); duplicates and bad lines are errors."""
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir() and path.name != ITEMS_FILE:  # a folder named items.jsonl is refused as one
         path = path / ITEMS_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a link loop or a dangling link is named as such
         raise UserError(f"{path}: no such items file")
     items: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -108,7 +108,8 @@ def loads_strict(text: str, where: str, constants: bool = False) -> Any:
         value = json.loads(text, parse_constant=None if constants else _reject_constant)
     except json.JSONDecodeError as exc:
         at = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
-        early = "; it ends early (truncated?)" if exc.pos >= len(text.rstrip()) else ""
+        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
+        early = "; it ends early (truncated?)" if cut else ""
         raise UserError(f"{where}: not valid JSON ({exc.msg} at {at}{early})") from None
     except ValueError as exc:
         raise UserError(f"{where}: not valid JSON ({exc})") from None

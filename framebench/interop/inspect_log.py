@@ -131,7 +131,7 @@ def _job(path: Path, sample: Any, items: Mapping[str, dict[str, Any]], suite_nam
     if item is None:
         raise UserError(f"{where}: no item with that id in DATA")
     if item["suite"] != suite_name:
-        raise UserError(f"{where}: a {item['suite']} item in DATA, but the log's task is {PREFIX}{suite_name}")
+        raise UserError(f"{where}: DATA holds it as a {item['suite']!r} item, but the log's task is {PREFIX}{suite_name}")
     job = job_of(item, condition, str(path))
     if _turns_of(sample) != turns(job):
         raise UserError(f"{where}: its prompt is not the one framebench renders from DATA")

@@ -48,7 +48,8 @@ def lm_eval_files(output_dir: Path) -> tuple[Path, list[Path]]:
     """The one results file and its samples files (OUTPUT_DIR or its model subfolders)."""
     output_dir = Path(output_dir)
     if not output_dir.is_dir():
-        raise UserError(f"{output_dir}: no such folder")
+        what = "is not a folder" if output_dir.exists() else "no such folder"
+        raise UserError(f"{output_dir}: {what} (expected lm-eval's --output_path folder)")
     results = sorted(p for p in (*output_dir.glob("results_*.json"), *output_dir.glob("*/results_*.json"))
                      if RESULTS.match(p.name))
     samples = sorted(p for p in (*output_dir.glob("samples_*.jsonl"), *output_dir.glob("*/samples_*.jsonl"))
@@ -153,7 +154,7 @@ def check_doc(sample: Sample, docs: Mapping[str, list[dict[str, Any]]], items: M
     if task_docs is None:
         raise UserError(f"{sample.where}: task {sample.task!r} is not among the tasks DATA exports")
     if not doc_id < len(task_docs):
-        raise UserError(f"{sample.where}: field 'doc_id': {doc_id} is not in DATA (task {sample.task} has "
+        raise UserError(f"{sample.where}: field 'doc_id': {shown(doc_id)} is not in DATA (task {sample.task} has "
                         f"{len(task_docs)} docs)")
     expected = task_docs[doc_id]
     for key in ("record_id", "item_id", "suite", "condition", "prompt", "forms", "gold"):

@@ -161,7 +161,7 @@ def read_plan(path: Path) -> Plan:
     base = path.resolve().parent
     if not isinstance(raw.get("out"), str) or not raw["out"].strip():
         raise UserError(f"{path}: out: expected the sweep's output folder (a string)")
-    out = _field(path, "out", lambda: check_out_folder((base / raw["out"]).resolve(), "out"))
+    out = _field(path, "out", lambda: check_out_folder((base / raw["out"]).resolve(), "folder"))
     executor = raw.get("executor", "ray")
     if executor not in EXECUTORS:
         raise UserError(f"{path}: executor: expected {' or '.join(EXECUTORS)}, got {shown(executor)}")
