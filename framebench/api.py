@@ -95,29 +95,32 @@ class Scored:
         return self.runs.prompts
 
 
-def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, force: bool = False) -> Scored:
+def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, force: bool = False,
+          allow_mixed: bool = False) -> Scored:
     """Read and validate the runs and compute every registered report part's entry (each suite's
     metrics, provenance, headline, ...); ``force``: score folders whose files do not match their
-    run.json hashes too (``Scored.runs.warnings``)."""
+    run.json hashes too (``Scored.runs.warnings``); ``allow_mixed``: pool one model's runs over
+    different datasets (refused otherwise; the report's cautions list them)."""
     from framebench.run_folder import load_runs
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.report import compute_report
 
-    runs = load_runs([Path(d) for d in run_dirs], force=force)
+    runs = load_runs([Path(d) for d in run_dirs], force=force, allow_mixed=allow_mixed)
     return Scored(compute_report(runs, N_RESAMPLES if n_resamples is None else n_resamples), runs)
 
 
-def _records(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
+def _records(run_dirs: Iterable[str | Path], allow_mixed: bool = False) -> pd.DataFrame:
     from framebench.errors import UserError
     from framebench.run_folder import load_runs
 
     dirs = [Path(d) for d in run_dirs]
     if not dirs:
         raise UserError("no run folders given")
-    return load_runs(dirs).records
+    return load_runs(dirs, allow_mixed=allow_mixed).records
 
 
-def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -> dict[str, Any]:
+def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None,
+            allow_mixed: bool = False) -> dict[str, Any]:
     """``report["comparisons"]`` for the models of the given runs: every pair of models on the
     items both answered (docs/statistics.md). No two models sharing an item is a user error."""
     from framebench.bounds import RESAMPLES
@@ -128,7 +131,7 @@ def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -
 
     dirs = [Path(d) for d in run_dirs]
     n_resamples = N_RESAMPLES if n_resamples is None else RESAMPLES.check(n_resamples, "--resamples")
-    records = _records(dirs)
+    records = _records(dirs, allow_mixed)
     out = compare_models(records, registered_comparisons(), n_resamples)
     if not out:
         models = sorted(records["model"].unique())
@@ -137,7 +140,7 @@ def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None) -
     return jsonable(out)
 
 
-def plan(run_dirs: Iterable[str | Path], contexts: int) -> list[dict[str, Any]]:
+def plan(run_dirs: Iterable[str | Path], contexts: int, *, allow_mixed: bool = False) -> list[dict[str, Any]]:
     """From pilot runs: the framing effect and between-model differences detectable at 80 %
     power, alpha 0.05, with ``contexts`` contexts per task (docs/statistics.md "Power")."""
     from framebench.bounds import CONTEXTS
@@ -148,7 +151,7 @@ def plan(run_dirs: Iterable[str | Path], contexts: int) -> list[dict[str, Any]]:
 
     CONTEXTS.check(contexts, "--contexts")
     dirs = [Path(d) for d in run_dirs]
-    rows = plan_rows(_records(dirs), registered_comparisons(), contexts)
+    rows = plan_rows(_records(dirs, allow_mixed), registered_comparisons(), contexts)
     if not rows:
         raise UserError(f"{', '.join(map(str, dirs))}: no records of a suite that plans power")
     return jsonable(rows)

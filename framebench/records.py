@@ -287,6 +287,16 @@ def schema_version(table: pa.Table) -> int:
         return 0  # unreadable: reported as such
 
 
+def _runs_hint(folder: Path) -> str:
+    """Where the run folders are when ``folder`` holds runs one level down (a demo or sweep output)."""
+    inside = sorted(p.parent.parent.name + "/" + p.parent.name for p in folder.glob(f"*/*/{RECORDS_FILE}"))
+    inside += sorted(p.parent.name for p in folder.glob(f"*/{RECORDS_FILE}"))
+    if not inside:
+        return ""
+    shown = ", ".join(str(folder / name) for name in inside[:3]) + (", ..." if len(inside) > 3 else "")
+    return f" ({folder} holds run folders further down: {shown})"
+
+
 def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.DataFrame:
     """Read and validate a records file (or a run directory holding one) against a contract
     (default: the registered suites')."""
@@ -295,7 +305,7 @@ def read_records(path: str | Path, schema: RecordsSchema | None = None) -> pd.Da
     if path.is_dir():
         path = path / RECORDS_FILE
     if not path.exists():
-        raise RecordsError(f"{path}: no such records file")
+        raise RecordsError(f"{path}: no such records file{_runs_hint(path.parent)}")
     try:
         # Pages written with a CRC (``write_records``) are verified; a file written without them
         # (an older framebench, another tool) still reads.

@@ -112,6 +112,10 @@ class Engine:
     call_size: int | None = None  # jobs per backend call, each stored when it returns; None: the default
     capabilities: frozenset[str] = frozenset({"generate"})  # a subset of CAPABILITIES
     check_arg: Callable[[str], None] | None = None  # refuses a bad ARG without loading anything
+    # how to get the model's own chat tokenizer without loading weights (``framebench estimate``):
+    # ``tokenizer(arg)`` returns an object with ``encode(chat) -> token ids`` and ``count(text)``;
+    # None: token counts are approximated
+    tokenizer: Callable[[str], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:

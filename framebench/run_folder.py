@@ -181,6 +181,7 @@ class Runs:
     prompts: Mapping[str, str] = field(default_factory=dict)
     folders: tuple[RunFolder, ...] = ()
     warnings: tuple[str, ...] = ()
+    mixed: tuple[str, ...] = ()  # pooled over different datasets, allowed by the caller (marked)
 
     @classmethod
     def of(cls, records: pd.DataFrame, prompts: Mapping[str, str] | None = None,
@@ -200,10 +201,37 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
-def load_runs(run_dirs: list[Path], force: bool = False) -> Runs:
+def run_limit(info: Mapping[str, Any]) -> int | None:
+    """The ``--limit`` a run was made with (text: its selection; episodes: its identity), or None."""
+    for key in ("selection", "identity"):
+        part = info.get(key)
+        if isinstance(part, Mapping) and isinstance(part.get("limit"), int) and not isinstance(part["limit"], bool):
+            return part["limit"]
+    return None
+
+
+def mixed_datasets(folders: Sequence[RunFolder]) -> list[str]:
+    """One line per (model, suite) whose records come from runs over different datasets."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for folder in folders:
+        digest = str(folder.info.get("dataset_hash") or "unknown")
+        if folder.records.empty:
+            continue
+        for model, suite in folder.records[["model", "suite"]].drop_duplicates().itertuples(index=False):
+            seen.setdefault((str(model), str(suite)), {}).setdefault(str(folder.path), digest)
+    lines = []
+    for (model, suite), runs in seen.items():
+        if len(set(runs.values())) > 1:
+            listed = ", ".join(f"{path} (dataset {digest[:12]})" for path, digest in runs.items())
+            lines.append(f"model {model!r} ({suite}) pools runs over different datasets: {listed}")
+    return lines
+
+
+def load_runs(run_dirs: list[Path], force: bool = False, allow_mixed: bool = False) -> Runs:
     """All runs' records (validated) concatenated, their prompts and run.json files; each
     folder's files are checked against the hashes in its run.json first (``force``: mismatches
-    become ``Runs.warnings``)."""
+    become ``Runs.warnings``). One model's records of one suite from runs over different datasets
+    are refused unless ``allow_mixed`` (then they are pooled and listed in ``Runs.mixed``)."""
     import pandas as pd
 
     from framebench.integrity import verify_run
@@ -230,4 +258,8 @@ def load_runs(run_dirs: list[Path], force: bool = False) -> Runs:
         raise UserError(
             f"record for model {row['model']!r}, item {row['item_id']!r}{extra} appears twice "
             f"(run {row['run_id']!r}): score each run once")
-    return Runs(df, prompts, tuple(folders), tuple(warnings))
+    mixed = mixed_datasets(folders)
+    if mixed and not allow_mixed:
+        raise UserError(f"{mixed[0]}; score them separately, or pass --allow-mixed-datasets to pool them "
+                        "(the report is then marked)")
+    return Runs(df, prompts, tuple(folders), tuple(warnings), tuple(mixed))

@@ -37,13 +37,13 @@ class BatchedBaseline(BaselineBackend):
 
 def test_status_line_has_counts_rate_eta_and_fields(monkeypatch):
     reporter = ProgressReporter("m", 100, completed=20, stream=io.StringIO(), terminal=False, interval=0,
-                                fields={"parse failures": 0})
+                                fields={"unparsed": 0, "refusal": 0})
     monkeypatch.setattr(reporter, "elapsed", lambda: 10.0)
     assert reporter.rate() is None and "--:--" in reporter.status()  # nothing generated yet
     reporter.completed = 60  # 40 generated in 10 s: store hits (20) do not count toward the rate
-    reporter.fields["parse failures"] = 3
+    reporter.fields["unparsed"] = 3
     assert reporter.rate() == pytest.approx(4.0) and reporter.eta() == pytest.approx(10.0)
-    assert reporter.status() == "60/100 (60.0%) | 4.00 items/s | 0:10 elapsed | ETA 0:10 | parse failures 3"
+    assert reporter.status() == "60/100 (60.0%) | 4.00 items/s | 0:10 elapsed | ETA 0:10 | unparsed 3 | refusal 0"
     assert clock(3725) == "1:02:05"
 
 
@@ -57,7 +57,7 @@ def test_text_progress_prints_a_plain_line_per_batch_off_a_terminal(tmp_path, ca
     assert len(lines) >= backend.batches + 2  # start, one per batch, end
     counts = [int(line.split(": ", 1)[1].split("/")[0]) for line in lines]
     assert counts == sorted(counts) and counts[-1] == 24 and len(set(counts)) >= backend.batches
-    assert "items/s" in lines[-1] and "ETA" in lines[-1] and "parse failures 0" in lines[-1]
+    assert "items/s" in lines[-1] and "ETA" in lines[-1] and "unparsed 0 | refusal 0" in lines[-1]
     assert all("\x1b" not in line for line in lines)  # plain text, no terminal escapes
 
 
@@ -106,12 +106,16 @@ def test_text_embodied_and_score_print_a_metric_summary(tmp_path, capsys):
     assert [c.strip() for c in m0.split("│")[3:7]] == ["12", "100.0", "0.0", "0.0"] and "FramingQA" in out
 
 
-def test_conditions_on_framingqa_data_and_limit_warn(tmp_path, capsys):
+def test_conditions_on_framingqa_data_refused_and_limit_warns(tmp_path, capsys):
     data = write_items(tmp_path / "data", framingqa_items(3, 4))
+    assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "x"),
+                "--conditions", "M1", "--quiet") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--conditions M1" in err and "no OMIT items" in err
+    assert not (tmp_path / "x").exists()
     assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "a"),
-                "--conditions", "M1", "--limit", "5", "--quiet") == 0
+                "--limit", "5", "--quiet") == 0
     err = capsys.readouterr().err
-    assert "warning: --conditions M1 ignored" in err and "no OMIT items" in err
     assert "warning: --limit 5: running 5 of 12" in err and "not the benchmark's" in err
     assert cli_exit_code("text", "--model", "baseline:always-yes", "--data", str(data), "--out", str(tmp_path / "b"),
                 "--quiet") == 0
@@ -119,3 +123,16 @@ def test_conditions_on_framingqa_data_and_limit_warn(tmp_path, capsys):
     assert cli_exit_code("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(tmp_path / "e"),
                 "--limit", "1") == 0
     assert "warning: --limit 1: running 1 of" in capsys.readouterr().err
+
+
+def test_constrained_progress_reaches_the_total_and_counts_as_the_summary(tmp_path, capsys):
+    """An in-process worker sets results on the plan's own jobs: each is still counted once."""
+    assert cli_exit_code("text", "--model", "baseline:random", "--answer", "constrained", "--data",
+                         str(REPO / "datasets" / "demo" / "omit"), "--out", str(tmp_path / "c"),
+                         "--conditions", "M0,M1") == 0
+    out = capsys.readouterr().out
+    progress = [line for line in out.splitlines() if "items/s" in line]
+    assert progress[-1].startswith("baseline:random: 64/64 (100.0%)")
+    summary = [line for line in out.splitlines() if line.startswith("64 records")][0]
+    unparsed = progress[-1].split("unparsed ")[1].split(" ")[0]
+    assert f"unparsed {unparsed}," in summary

@@ -59,7 +59,7 @@ def test_cli_builds_demo_and_rejects_bad_source(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["build", "omit", "--source", str(src), "--out", str(tmp_path / "out")])
     assert exc.value.code in (0, None)
-    assert "funnel 16 -> 16 -> 16 -> 14 -> 12" in capsys.readouterr().out
+    assert "funnel seed 16 -> frames 16 -> personas 16 -> non_unanimity 14 -> conflict 12" in capsys.readouterr().out
     assert (tmp_path / "out" / "items.jsonl").read_bytes() == (DEMO / "items.jsonl").read_bytes()
 
     empty = tmp_path / "empty"

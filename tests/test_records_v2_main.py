@@ -51,7 +51,13 @@ def test_a_version_2_file_reads_under_the_version_3_names(run):
 
 
 def test_version_2_run_folders_score_as_main_scored_them():
-    assert _scored([FIXTURE / run for run in RUNS]) == _expected()
+    """As main scored them, and (a part added later) cautioned as the --limit runs they are."""
+    scored = _scored([FIXTURE / run for run in RUNS])
+    cautions = scored.pop("cautions")["lines"]
+    assert scored == _expected()
+    assert len(cautions) == 2
+    assert "framingqa-random was run with --limit 40: a smoke test" in cautions[0]
+    assert "omit-random was run with --limit 6: a smoke test" in cautions[1]
 
 
 def test_version_1_files_map_the_same_way(tmp_path):

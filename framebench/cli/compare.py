@@ -12,20 +12,23 @@ from framebench.bounds import CONTEXTS, RESAMPLES, option
 
 def _print(tables, console) -> None:
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     for table in tables:
         out = RichTable(title=table.title, title_justify="left", caption=table.caption,
                         caption_justify="left")
         for col in table.header:
             out.add_column(col, overflow="fold")
-        for row in table.rows:
-            out.add_row(*row)
+        for row in table.rows:  # Text: a cell is never console markup ("m [constrained]" keeps its tag)
+            out.add_row(*(Text(cell) for cell in row))
         console.print(out)
 
 
 def compare(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
     resamples: int = option(RESAMPLES, 2000, help="Bootstrap resamples per interval."),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's runs over "
+                                     "different datasets (refused by default)."),
 ) -> None:
     """Compare every pair of models on the items they share: paired differences with intervals,
     exact McNemar tests, Holm-adjusted (docs/statistics.md)."""
@@ -33,7 +36,7 @@ def compare(
     from framebench.console import console
     from framebench.scoring.comparisons_report import comparison_section
 
-    report = {"comparisons": api.compare(run_dirs, n_resamples=resamples)}
+    report = {"comparisons": api.compare(run_dirs, n_resamples=resamples, allow_mixed=allow_mixed)}
     _print(comparison_section(report).tables, console())
 
 
@@ -41,6 +44,8 @@ def plan(
     pilot: list[Path] = typer.Option(..., "--from", metavar="RUN_DIR",
                                      help="Pilot run folder(s); repeat for several."),
     contexts: int = option(CONTEXTS, ..., help="Contexts per task in the planned run."),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's pilot runs over "
+                                     "different datasets (refused by default)."),
 ) -> None:
     """Print the framing effect and the between-model differences detectable at 80 % power,
     alpha 0.05, with N contexts per task, from a pilot run's per-context variance."""
@@ -48,4 +53,4 @@ def plan(
     from framebench.console import console
     from framebench.scoring.power import plan_table
 
-    _print([plan_table(api.plan(pilot, contexts), contexts)], console())
+    _print([plan_table(api.plan(pilot, contexts, allow_mixed=allow_mixed), contexts)], console())

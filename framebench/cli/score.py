@@ -18,16 +18,19 @@ def score(
                                    "this URL, e.g. http://127.0.0.1:8765/"),
     force: bool = typer.Option(False, "--force", help="Score runs whose files do not match the sha256 "
                                "recorded in their run.json (changed after the run wrote them), with a warning."),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's runs over "
+                                     "different datasets (refused by default; the report is marked)."),
 ) -> None:
     """Score records and write the unified report."""
     from framebench import api
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
+    from framebench.scoring.cautions import FORCED
 
     check_out_folder(out)
     if viewer_url is not None and not viewer_url.startswith(("http://", "https://", "/")):
         raise UserError(f"--viewer-url: expected an http(s):// URL or a /path, got {viewer_url!r}")
-    scored = api.score(run_dirs, force=force)
+    scored = api.score(run_dirs, force=force, allow_mixed=allow_mixed)
     for problem in scored.runs.warnings:
         typer.echo(f"warning: {problem}", err=True)
     written = api.write_report(scored, out, viewer_url=viewer_url)
@@ -35,5 +38,8 @@ def score(
 
     print_summary(scored.report, title="framebench score")
     typer.echo(f"scored {len(scored.records):,} records from {len(run_dirs)} run(s)")
+    for line in scored.report.get("cautions", {}).get("lines", []):
+        if not line.startswith(FORCED):  # those were the warnings above
+            typer.echo(f"caution: {line}")
     for path in written:
         typer.echo(f"wrote {path}")

@@ -61,7 +61,11 @@ class ImportSummary:
 
 
 def _read(path: Path) -> Any:
-    from inspect_ai.log import read_eval_log
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise UserError("framebench import inspect needs Inspect AI: pip install 'framebench[inspect]' "
+                        "(or pip install inspect-ai)") from None
 
     user_file(path)  # a folder, a link loop or a FIFO is named before Inspect opens it
     try:

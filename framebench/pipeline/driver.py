@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from framebench.errors import Interrupted
 from framebench.executors.base import Chunk, Executor, Recipe, Unit
 
 
@@ -83,9 +84,12 @@ def drive(front: FrontEnd, *, executor: str = "local", ray_address: str | None =
                     done, fields = front.take(chunk)
                     reporter.advance(done, **fields)
 
-                with reporter:
-                    persisted = persist(pool, plan.units, store, plan.files or front.out, on_chunk,
-                                        plan.remaining)
+                try:
+                    with reporter:
+                        persisted = persist(pool, plan.units, store, plan.files or front.out, on_chunk,
+                                            plan.remaining)
+                except Interrupted:
+                    raise Interrupted(reporter.completed, plan.total, str(front.out)) from None
         finally:
             pool.close()
     finally:

@@ -25,7 +25,7 @@ other mode. The run itself is a front end of the one driver (``framebench.pipeli
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -94,8 +94,10 @@ def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
     return suite(job.item["suite"]).record(job, run_id, model)
 
 
-def _is_failure(job: Job) -> bool:
-    return make_record(job, "", "")["parse"] != "ok"
+def _parse_counts(jobs: Iterable[Job]) -> dict[str, int]:
+    """The progress line's counters, named as the end-of-run summary names them."""
+    parses = [make_record(job, "", "")["parse"] for job in jobs]
+    return {"unparsed": parses.count("unparsed"), "refusal": parses.count("refusal")}
 
 
 def generation_key(fingerprint: str, job: Job) -> str:
@@ -276,12 +278,15 @@ def model_options(model: str | None, model_args: Mapping[str, Any] | None = None
     return options
 
 
-def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None,
-                         conditions: list[str]) -> None:
-    """Warn when ``--conditions`` cannot apply (no OMIT items) and when ``--limit`` cuts the set."""
+def check_conditions_apply(items_path: Path, items: list[dict], conditions: list[str]) -> None:
+    """Refuse ``--conditions`` where they cannot apply (no OMIT items)."""
     if conditions and not any(suite(s).conditions_listing() for s in {it["suite"] for it in items}):
-        warn(f"--conditions {','.join(conditions)} ignored: {items_path} holds no OMIT items "
-             "(conditions M0-M4 apply to OMIT only)")
+        raise UserError(f"--conditions {','.join(conditions)}: {items_path} holds no OMIT items "
+                        "(conditions M0-M4 apply to OMIT only); leave --conditions out")
+
+
+def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None) -> None:
+    """Warn when ``--limit`` cuts the set."""
     if limit is not None and limit < len(every):
         warn(f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
              "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
@@ -364,13 +369,14 @@ class TextRun:
         if not items:
             raise UserError(f"{self.items_path}: no items match the selection (tasks={self.tasks}, "
                             f"formats={self.formats})")
+        check_conditions_apply(self.items_path, items, self.conditions)
         self.jobs = build_jobs(items, self.conditions, self.items_path, self.answer)  # none: each suite's default
         self.dataset_hash = file_sha256(self.items_path)
         self.selection = self._selection()
         self.identity = {"model": self.model or (self.backend.spec if self.backend is not None else "smollm2"),
                          "dataset_hash": self.dataset_hash, "selection": self.selection}
         check_reuse(self.out, self.identity, self.force)  # before any model is loaded
-        warn_about_selection(self.items_path, every, items, self.limit, self.conditions)
+        warn_about_selection(self.items_path, every, items, self.limit)
         self.sources = _reasoning_sources(self.reasoning_from)
 
     def _check_mode(self) -> AnswerMode:
@@ -413,7 +419,8 @@ class TextRun:
                 mode.restore(job, found[job.key])
         pending = [j for j in jobs if not mode.has_result(j)]
         self.n_pending, self.by_key = len(pending), {j.key: j for j in pending}
-        self.failures = sum(_is_failure(j) for j in jobs if mode.has_result(j))
+        self.counts = _parse_counts(j for j in jobs if mode.has_result(j))
+        self.taken: set[str] = set()
 
         def unit_of(index: int, unit_jobs: list[Job]) -> Unit:
             known: dict[str, Any] = {}
@@ -429,18 +436,22 @@ class TextRun:
 
         calls = mode.calls(pending, meta.get("call_size") or CALL_SIZE)
         return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta["spec"], len(jobs),
-                    served=len(jobs) - len(pending), fields={"parse failures": self.failures},
+                    served=len(jobs) - len(pending), fields=dict(self.counts),
                     remaining=remaining)
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
+        """Apply a chunk's results; counted once per job (an in-process worker may already have set
+        them on the very job objects the plan holds)."""
         done = []
         for key, _, value in chunk.entries:
             job = self.by_key.get(key)
-            if job is not None and not self.mode.has_result(job):
+            if job is not None and key not in self.taken:
                 self.mode.apply(job, value)
+                self.taken.add(key)
                 done.append(job)
-        self.failures += sum(_is_failure(j) for j in done)
-        return len(done), {"parse failures": self.failures}
+        for name, n in _parse_counts(done).items():
+            self.counts[name] += n
+        return len(done), dict(self.counts)
 
     def finish(self, meta: Mapping[str, Any], pool: Any, persisted: Mapping[str, Any]) -> RunSummary:
         from framebench.pipeline import finalize

@@ -74,6 +74,8 @@ class ReportPart:
     # True when ``compute`` reads the runs alone (no other part's entry, and no part reads its
     # entry while the report is computed): it may then run in a second process alongside the others
     concurrent: bool = False
+    # True for a part that is present only when something needs a warning (a clean run has none)
+    warns: bool = False
 
     def compute(self, inputs: ReportInput) -> Mapping[str, Any] | None:
         """Its ``report.json`` entry (None or empty: the part is absent from this report)."""

@@ -242,3 +242,27 @@ def _check_authored(row: object, path: Path, n: int, seen: set[str]) -> dict:
             raise UserError(f"{where}: scenario {sid!r}: field 'personas.{p}' must be two of Yes/No")
         personas[p] = {f: {"answer": a, "parse": "ok", "output": a} for f, a in zip(FRAMES, pair, strict=True)}
     return {**{k: row[k].strip() for k in _AUTHORED_TEXT}, "personas": personas}
+
+
+def planned_calls(seed: list[dict]) -> list[dict]:
+    """Before any model call (``build omit --dry-run``): per stage the model calls and their chats
+    where known. Inaction: exactly the seed rows the rules cannot label. Frames: at most one per
+    seed row (rows the model fallback fails to label drop out), chats drafted with each row's
+    rule label, else its first action. Personas: at most ten per framed scenario (five personas,
+    two frames), whose chats depend on the frames not yet written."""
+    fallback, reconstruct = [], []
+    for s in seed:
+        side = inaction.rule_label(s["action1"], s["action2"])
+        if not side:
+            fallback.append(inaction.fallback_chat(s["context"], s["action1"], s["action2"]))
+        side = side or "action1"
+        act = s["action2"] if side == "action1" else s["action1"]
+        reconstruct.append(frames.reconstruction_chat(s["context"], act, s[side]))
+    return [
+        {"stage": "inaction", "calls": len(fallback), "bound": "exactly", "chats": fallback,
+         "max_new_tokens": inaction.MAX_NEW_TOKENS},
+        {"stage": "frames", "calls": len(seed), "bound": "at most", "chats": reconstruct,
+         "max_new_tokens": frames.MAX_NEW_TOKENS},
+        {"stage": "personas", "calls": len(seed) * len(PERSONAS) * len(FRAMES), "bound": "at most", "chats": [],
+         "max_new_tokens": PERSONA_MAX_NEW_TOKENS},
+    ]
