@@ -111,7 +111,7 @@ def lm_eval_seed() -> dict[str, Path]:
     export = Case("seed", "export", lambda tmp: ["export", "lm-eval", str(data), "--out", str(root / "tasks")])
     assert run_case(export, root).kind == "accepted"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([str(Path(sys.executable).parent / "lm_eval"), "--model", "dummy", "--include_path",
+    done = subprocess.run([sys.executable, "-m", "lm_eval", "--model", "dummy", "--include_path",
                            str(root / "tasks"), "--tasks", "framebench_framingqa", "--log_samples", "--output_path",
                            str(root / "out")], capture_output=True, text=True, timeout=600, env=env, cwd=root)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -197,6 +197,14 @@ def lm_eval_cases() -> list[Case]:
             make(samples["mc_loglik"])
             return [str(samples["mc_loglik"])]
         cases.append(case(f"samples_{key}", damage))
+
+    def oversized(output, samples, results):
+        from framebench.jsonl import MAX_LINE_CHARS
+
+        with samples["binary_gen"].open("ab") as fh:
+            fh.write(b'{"doc_id": 1, "filtered_resps": ["' + b"a" * MAX_LINE_CHARS + b'"]}\n')
+        return [f"{samples['binary_gen']}: line 3", "longer than any sample"]
+    cases.append(case("samples_oversized_line", oversized))
     for key, payload in _json_line_mutations({"doc_id": 0}).items():
         if key in ("nan_line", "infinity"):
             continue  # lm-eval writes NaN in fields framebench does not read; the reader allows it
