@@ -8,6 +8,7 @@ bootstrap resamples, a 401-digit context count) is refused before any work, nami
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -120,7 +121,55 @@ class Url:
         return self.check(text.strip(), where)
 
 
-Rule = Whole | Url
+@dataclass(frozen=True)
+class Real:
+    """A finite number in ``low..high`` (``low`` itself refused when ``above``): a price or a rate."""
+
+    flag: str
+    low: float
+    high: float
+    above: bool = False
+    metavar: str = "X"
+
+    @property
+    def allowed(self) -> str:
+        high = f"{self.high:,.0f}" if self.high == int(self.high) else f"{self.high:g}"
+        if self.above:
+            return f"a finite number above {self.low:g}, at most {high}"
+        return f"a finite number from {self.low:g} to {high}"
+
+    def _range(self, number: float, display: str) -> str | None:
+        if not math.isfinite(number) or number < self.low or (self.above and number == self.low) or number > self.high:
+            return f"{display} is outside the allowed range (expected {self.allowed})"
+        return None
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"{shown(value)} is not a number (expected {self.allowed})"
+        return self._range(float(value), shown(value))
+
+    def read(self, text: str) -> tuple[Any, str | None]:
+        """ASCII digits, a point and an exponent only: ``inf``, ``nan`` and ``1_0`` are refused."""
+        stripped = text.strip()
+        if not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,4})?", stripped):
+            return text, f"{shown(text)} is not a number (expected {self.allowed})"
+        number = float(stripped)
+        return number, self._range(number, stripped)
+
+    def check(self, value: Any, where: str) -> float:
+        problem = self.problem(value)
+        if problem:
+            raise UserError(f"{where}: {problem}")
+        return float(value)
+
+    def parse(self, text: str, where: str) -> float:
+        value, problem = self.read(text)
+        if problem:
+            raise UserError(f"{where}: {problem}")
+        return value
+
+
+Rule = Whole | Url | Real
 
 LIMIT = Whole("--limit", 1, 10**9)  # items (text) or episodes (embodied)
 BATCH_SIZE = Whole("--batch-size", 1, 65_536, ("auto",))  # prompts per forward pass
@@ -134,6 +183,9 @@ CONTEXTS = Whole("--contexts", 2, 100_000_000)  # contexts per task in a planned
 PORT = Whole("--port", 0, 65_535)
 EPISODES = Whole("--n", 1, 1_000_000)  # generated episodes
 BASE_URL = Url("--base-url")
+SAMPLE = Whole("--sample", 0, 10_000)  # requests timed by ``framebench estimate``
+RATE = Real("--rate", 0.0, 1e9, above=True)  # requests per second measured on a server
+PRICE = Real("--price-in", 0.0, 1e6)  # dollars per million tokens (also --price-out)
 
 
 def click_module() -> Any:
@@ -149,7 +201,7 @@ def option(rule: Rule, default: Any, *flags: str, help: str = "", **extra: Any) 
     """A typer option checked by ``rule`` (its flag unless ``flags``), the range in its help."""
     import typer
 
-    allowed = rule.allowed if isinstance(rule, Whole) else "an http(s):// URL"
+    allowed = "an http(s):// URL" if isinstance(rule, Url) else rule.allowed
     return typer.Option(default, *(flags or (rule.flag,)), parser=_parser(rule), metavar=rule.metavar,
                         help=f"{help} ({allowed})".strip(), **extra)
 

@@ -781,6 +781,47 @@ def usage_cases() -> list[Case]:
         case("build_omit_batch_zero", ["build", "omit", "--source", omit, "--batch-size", "0", "--out", "{tmp}/out"],
              "--batch-size"),
         case("unknown_command", ["evaluate"], "evaluate"),
+        *_estimate_usage_cases(case, omit),
+        case("build_omit_dry_run_value", ["build", "omit", "--source", omit, "--dry-run=yes", "--out", "{tmp}/out"],
+             "--dry-run", "takes no value"),
+        case("build_omit_dry_run_no_source", ["build", "omit", "--source", "{tmp}/nowhere", "--dry-run", "--out",
+                                              "{tmp}/out"], "nowhere"),
+        case("build_omit_dry_run_model_no_arg", ["build", "omit", "--source", "{tmp}", "--model", "hf", "--dry-run",
+                                                 "--out", "{tmp}/out"], "'hf'"),
+        case("compare_allow_mixed_value", ["compare", run, "--allow-mixed-datasets=yes"], "--allow-mixed-datasets"),
+        case("plan_allow_mixed_value", ["plan", "--from", run, "--contexts", "30", "--allow-mixed-datasets", "1"],
+             "extra argument", "(1)"),
+        case("score_allow_mixed_value", ["score", run, "--out", "{tmp}/out", "--allow-mixed-datasets=no"],
+             "--allow-mixed-datasets"),
+    ]
+
+
+def _estimate_usage_cases(case: Callable[..., Case], data: str) -> list[Case]:
+    """``framebench estimate``: its counts and prices take the shared rules (``framebench.bounds``)."""
+    est = ["estimate", "--data", data, "--model", "baseline:always-yes"]
+    prices = ["--price-in", "1", "--price-out", "2"]
+    return [
+        case("estimate_sample_word", [*est, "--sample", "ten"], "--sample", "'ten' is not an integer"),
+        case("estimate_sample_huge", [*est, "--sample", "99999"], "--sample", "10,000"),
+        case("estimate_sample_negative", [*est, "--sample", "-1"], "--sample"),
+        case("estimate_sample_401_digits", [*est, "--sample", "9" * 401], "--sample", "401-digit"),
+        case("estimate_limit_zero", [*est, "--limit", "0"], "--limit"),
+        case("estimate_rate_zero", [*est, "--rate", "0"], "--rate", "above 0"),
+        case("estimate_rate_inf", [*est, "--rate", "inf"], "--rate", "'inf'"),
+        case("estimate_rate_nan", [*est, "--rate", "nan"], "--rate", "'nan'"),
+        case("estimate_rate_superscript", [*est, "--rate", "²"], "--rate"),
+        case("estimate_price_nan", [*est, *prices[:2], "--price-out", "nan"], "--price-out", "'nan'"),
+        case("estimate_price_inf", [*est, "--price-in", "inf", *prices[2:]], "--price-in", "'inf'"),
+        case("estimate_price_overflow", [*est, "--price-in", "1e400", *prices[2:]], "--price-in", "1e400"),
+        case("estimate_price_negative", [*est, "--price-in", "-0.5", *prices[2:]], "--price-in", "-0.5"),
+        case("estimate_price_alone", [*est, *prices[:2]], "--price-in", "--price-out"),
+        case("estimate_price_no_value", [*est, "--price-out"], "--price-out", "needs a value"),
+        case("estimate_model_arg_concurrency", ["estimate", "--data", data, "--model", "openai:m", "-M",
+                                                "concurrency=0"], "concurrency"),
+        case("estimate_model_no_arg", ["estimate", "--data", data, "--model", "hf", "--sample", "0"], "'hf'"),
+        case("estimate_no_data", ["estimate"], "--data", "missing"),
+        case("estimate_data_missing", ["estimate", "--data", "{tmp}/nowhere"], "nowhere"),
+        case("estimate_unknown_option", [*est, "--samples", "3"], "--samples", "--sample"),
     ]
 
 

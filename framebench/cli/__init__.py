@@ -103,6 +103,8 @@ def usage_line(exc: Any) -> str:
         return f"{shorten(exc.option_name)}: no such option{maybe}{see}"
     if isinstance(exc, errors.BadOptionUsage) and "requires an argument" in exc.message:
         return f"{shorten(exc.option_name)}: needs a value{see}"
+    if isinstance(exc, errors.BadOptionUsage) and "does not take a value" in exc.message:
+        return f"{shorten(exc.option_name)}: a flag, takes no value{see}"
     return f"{_lower(exc.format_message())}{see}"
 
 

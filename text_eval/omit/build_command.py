@@ -32,11 +32,17 @@ def omit(
         raise UserError(f"{source}: not a folder")
     started = time.perf_counter()
     if (source / AUTHORED_FILE).is_file():
+        if dry_run:
+            typer.echo(f"dry run: {source} holds project-authored scenarios ({AUTHORED_FILE}); the build makes no "
+                       "model calls; nothing was called or written")
+            return
         report = build_from_authored(source, out)
     else:
-        from framebench.backends import load_backend
+        from framebench.backends import DEFAULT_MODEL, load_backend
+        from framebench.registry import check_model
         from text_eval.omit.seed import load_seed, locate_seed
 
+        check_model(model or DEFAULT_MODEL)  # a mistyped spec is named before the seed is read
         seed = load_seed(locate_seed(source))  # checked before any model is loaded
         if dry_run:
             _print_plan(seed, model)
