@@ -4,10 +4,12 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import EPISODES, option
+
 
 def robotics(
     out: Path = typer.Option(..., "--out", help="Output folder for episodes.json.gz."),
-    n: int = typer.Option(162, "--n", min=1, help="Number of episodes."),
+    n: int = option(EPISODES, 162, help="Number of episodes."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
 ) -> None:
     """Generate PARTNR-format household episodes with framing purposes."""

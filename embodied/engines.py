@@ -54,6 +54,14 @@ class SymbolicSimulator(Simulator):
     name = "symbolic"
     options = {name: text for name, (_type, text) in SYMBOLIC_OPTIONS.items()}
 
+    def check_options(self, options) -> None:
+        symbolic_options(options)
+
+    def check_episodes(self, episodes: Path) -> None:
+        from embodied.episodes import read_episodes
+
+        read_episodes(episodes)
+
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
@@ -83,7 +91,7 @@ class SymbolicSimulator(Simulator):
 ORACLE = Engine("oracle", "planner", _oracle, arg="none",
                 help="the reference plan from the episode's own goal (no model)")
 SCRIPT = Engine("script", "planner", _script, arg_help="FILE",
-                help="replays {episode_id: [actions]} from a JSON file")
+                help="replays {episode_id: [actions]} from a JSON file", check_arg=_script)  # reads and checks FILE
 CHOICE = Engine("choice", "planner", _choice, HF_OPTIONS, arg_help="MODEL",
                 help="scores the actions the simulator would accept under a model (hf:, smollm2), "
                      "runs the best")

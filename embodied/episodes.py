@@ -28,7 +28,7 @@ def load_episode_container(path: str | Path) -> dict[str, Any]:
     from framebench.jsonl import loads_strict, read_text_strict
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():  # a folder, a link loop: read_text_strict names it
         raise UserError(f"{path}: no such episode file")
     data = loads_strict(read_text_strict(path, allow_gzip=True), f"{path}: episode file")
     if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):

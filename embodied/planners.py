@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from embodied.oracle import oracle_plan
 from embodied.skills import TOOL_DESCRIPTIONS
 from framebench.errors import UserError
+from framebench.registry import check_planner_spec, planner_specs  # noqa: F401  (re-exported)
 
 PROMPT_VERSION = "react-v2"
 SYSTEM_PROMPT = (
@@ -190,32 +191,6 @@ def _trim_reply(text: str) -> str:
         if "[" in line and "]" in line:
             break
     return "\n".join(lines) or text.strip()
-
-
-def planner_specs() -> str:
-    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, ... or choice:MODEL":
-    the planner engines that run no model, the model engines that can plan, then the planner
-    engines built on a model."""
-    from framebench.registry import engines_of
-
-    planners = engines_of("planner").values()
-    usages = [e.usage() for e in planners if not e.options]  # oracle, script: no model
-    usages += [e.usage() for e in engines_of("model").values() if e.plans]
-    usages += [e.usage() for e in planners if e.options]  # choice:MODEL, on a model engine
-    return ", ".join(usages[:-1]) + " or " + usages[-1]
-
-
-def check_planner_spec(spec: str) -> None:
-    """Reject a spec no planner answers to, in one line listing every planner spec."""
-    from framebench.registry import engines_of
-
-    kind, colon, arg = spec.partition(":")
-    engine = engines_of("planner").get(kind) or engines_of("model").get(kind)
-    if engine is not None and not engine.plans:
-        raise UserError(f"--planner {spec!r}: {kind} models only answer Yes/No and cannot plan; "
-                        f"use {planner_specs()}")
-    if engine is None or (engine.arg == "required" and not arg) or (engine.arg == "none" and colon):
-        raise UserError(f"unknown planner spec {spec!r}: use {planner_specs()}")
 
 
 def load_planner(spec: str, max_new_tokens: int = 64, history_turns: int = 8,

@@ -123,15 +123,16 @@ def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None,
             allow_mixed: bool = False) -> dict[str, Any]:
     """``report["comparisons"]`` for the models of the given runs: every pair of models on the
     items both answered (docs/statistics.md). No two models sharing an item is a user error."""
+    from framebench.bounds import RESAMPLES
     from framebench.errors import UserError
     from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.comparisons import compare_models, registered_comparisons
     from framebench.scoring.report import jsonable
 
     dirs = [Path(d) for d in run_dirs]
+    n_resamples = N_RESAMPLES if n_resamples is None else RESAMPLES.check(n_resamples, "--resamples")
     records = _records(dirs, allow_mixed)
-    out = compare_models(records, registered_comparisons(),
-                         N_RESAMPLES if n_resamples is None else n_resamples)
+    out = compare_models(records, registered_comparisons(), n_resamples)
     if not out:
         models = sorted(records["model"].unique())
         raise UserError(f"{', '.join(map(str, dirs))}: no two models share an item "
@@ -142,13 +143,13 @@ def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None,
 def plan(run_dirs: Iterable[str | Path], contexts: int, *, allow_mixed: bool = False) -> list[dict[str, Any]]:
     """From pilot runs: the framing effect and between-model differences detectable at 80 %
     power, alpha 0.05, with ``contexts`` contexts per task (docs/statistics.md "Power")."""
+    from framebench.bounds import CONTEXTS
     from framebench.errors import UserError
     from framebench.scoring.comparisons import registered_comparisons
     from framebench.scoring.power import plan as plan_rows
     from framebench.scoring.report import jsonable
 
-    if contexts < 2:
-        raise UserError(f"--contexts must be at least 2, got {contexts}")
+    CONTEXTS.check(contexts, "--contexts")
     dirs = [Path(d) for d in run_dirs]
     rows = plan_rows(_records(dirs, allow_mixed), registered_comparisons(), contexts)
     if not rows:

@@ -116,10 +116,10 @@ def generates(job: Job) -> bool:
 def counter(spec: str) -> tuple[Callable[[Chat], list[int]], Callable[[str], int], str]:
     """(chat -> tokens, text -> token count, what the counts come from) for a model spec."""
     from framebench.backends import DEFAULT_MODEL
-    from framebench.registry import engine_for
+    from framebench.registry import check_model
 
     spec = spec or DEFAULT_MODEL
-    engine = engine_for(spec, "model")
+    engine = check_model(spec)  # its ARG checked: a tokenizer is never asked for a model that is not there
     if engine.tokenizer is not None:
         tok = engine.tokenizer(spec.partition(":")[2])
         return tok.encode, tok.count, "the model's own tokenizer and chat template"
@@ -149,6 +149,11 @@ def trie_size(sequences: list[list[int]]) -> int:
 
 def estimate(spec: str, jobs: list[Job], items: int, *, sample: int = 0, rate: float | None = None,
              prices: tuple[float, float] | None = None, model_args: Mapping[str, Any] | None = None) -> Estimate:
+    from framebench.backends import DEFAULT_MODEL
+    from framebench.registry import check_model
+
+    _check_settings(sample, rate, prices)
+    check_model(spec or DEFAULT_MODEL, model_args)  # -M as the run would take them, before any model loads
     encode, count, source = counter(spec)
     ids = [encode(job.chat) for job in jobs]
     approximate = "approximation" in source
@@ -162,6 +167,17 @@ def estimate(spec: str, jobs: list[Job], items: int, *, sample: int = 0, rate: f
     if sample:
         result.sample = timed_sample(spec, jobs, sample, count, model_args or {})
     return result
+
+
+def _check_settings(sample: int, rate: float | None, prices: tuple[float, float] | None) -> None:
+    """The command line's rules (``framebench.bounds``), for a caller of ``estimate`` from Python."""
+    from framebench.bounds import PRICE, RATE, SAMPLE
+
+    SAMPLE.check(sample, "--sample")
+    if rate is not None:
+        RATE.check(rate, "--rate")
+    for flag, price in zip(("--price-in", "--price-out"), prices or (), strict=False):
+        PRICE.check(price, flag)
 
 
 def spread(jobs: list[Job], n: int) -> list[Job]:

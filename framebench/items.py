@@ -37,11 +37,22 @@ def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
     suite = _text_suite(item, f"{where}: item {item['item_id']!r}")
     _check_types(item, dict(suite.item_fields), where, required=True)
     _check_types(item, dict(suite.item_extras), where, required=False)
-    for name, allowed in records.enums().items():
-        if name in item and item[name] not in allowed:
-            raise UserError(f"{where}: item {item['item_id']!r}: field '{name}' has unknown value {item[name]!r}")
+    _check_vocabulary(item, suite, f"{where}: item {item['item_id']!r}")
     _check_consistency(item, suite, f"{where}: item {item['item_id']!r}")
     return item
+
+
+def _check_vocabulary(item: dict[str, Any], suite: Any, where: str) -> None:
+    """Each field that fills an enumerated records column holds one of its values (checked under
+    the item's own field name, before any model runs)."""
+    from framebench.bounds import shown
+
+    enums = records.enums()
+    for name, value in item.items():
+        allowed = enums.get(suite.item_columns.get(name, name))
+        if allowed is not None and value not in allowed:
+            raise UserError(f"{where}: field '{name}' has unknown value {shown(value)} "
+                            f"(allowed: {', '.join(map(repr, allowed))})")
 
 
 def _check_types(item: dict[str, Any], fields: dict[str, type], where: str, required: bool) -> None:
@@ -101,9 +112,9 @@ def _extras_of_other_suites(suite: Any) -> set[str]:
 def read_items(path: str | Path) -> list[dict[str, Any]]:
     """Read ``items.jsonl`` (or a directory holding it); duplicates and bad lines are errors."""
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir() and path.name != ITEMS_FILE:  # a folder named items.jsonl is refused as one
         path = path / ITEMS_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a link loop or a dangling link is named as such
         raise UserError(f"{path}: no such items file")
     items: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -500,8 +500,10 @@ def _probs_problem(cell: str, mode: str, allowed: set[str]) -> str:
         return "must be a JSON object {answer: probability}"
     if not set(probs) <= allowed:
         return f"names an answer outside {sorted(allowed)}"
-    if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in probs.values()):
-        return "holds a probability outside [0, 1]"
+    bad = [v for v in probs.values() if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= v <= 1.0]
+    if bad:
+        what = "NaN, not a number" if isinstance(bad[0], float) and bad[0] != bad[0] else repr(bad[0])
+        return f"holds a probability outside [0, 1] ({what})"
     if abs(sum(probs.values()) - 1.0) > 1e-4:
         return "probabilities do not sum to 1"
     from framebench.registry import answer_modes

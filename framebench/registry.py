@@ -26,6 +26,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
+from framebench.bounds import Rule
 from framebench.errors import UserError
 
 # The registry imports neither ``framebench.suite`` nor the report parts (they import the core
@@ -65,9 +66,13 @@ class Option:
     help: str = ""
     choices: tuple[str, ...] = ()  # extra literal values accepted besides the type (e.g. "auto")
     travels: bool = True  # passed on to workers on other nodes (False: meaningful on the driver only)
+    rule: Rule | None = None  # the range it shares with a command-line flag (``framebench.bounds``)
 
     def convert(self, value: Any, engine: str) -> Any:
         """``value`` (a string from the command line, or already typed) as this option's type."""
+        if self.rule is not None:
+            where = f"model option {self.name!r} of engine {engine!r}"
+            return self.rule.parse(value, where) if isinstance(value, str) else self.rule.check(value, where)
         if not isinstance(value, str) or self.type is str:
             if self.type is not str and not isinstance(value, self.type) and value not in self.choices:
                 raise UserError(f"model option {self.name!r} of engine {engine!r}: expected "
@@ -106,6 +111,7 @@ class Engine:
     device: str = "cpu"  # one of DEVICES: what one worker of this engine needs
     call_size: int | None = None  # jobs per backend call, each stored when it returns; None: the default
     capabilities: frozenset[str] = frozenset({"generate"})  # a subset of CAPABILITIES
+    check_arg: Callable[[str], None] | None = None  # refuses a bad ARG without loading anything
     # how to get the model's own chat tokenizer without loading weights (``framebench estimate``):
     # ``tokenizer(arg)`` returns an object with ``encode(chat) -> token ids`` and ``count(text)``;
     # None: token counts are approximated
@@ -137,12 +143,19 @@ class Engine:
             typed[name] = opt.convert(value, self.name)
         return typed
 
-    def build(self, spec: str, options: Mapping[str, Any] | None = None) -> Any:
+    def check_spec(self, spec: str) -> str:
+        """The spec's ARG, checked as far as it can be without loading anything."""
         _, colon, arg = spec.partition(":")
         if self.arg == "required" and not arg:
             raise UserError(f"engine spec {spec!r}: expected {self.usage()}")
         if self.arg == "none" and colon:
             raise UserError(f"engine spec {spec!r}: {self.name!r} takes no argument")
+        if self.check_arg is not None and arg:
+            self.check_arg(arg)
+        return arg
+
+    def build(self, spec: str, options: Mapping[str, Any] | None = None) -> Any:
+        arg = self.check_spec(spec)
         return self.load(arg, **self.check_options(options or {}))
 
 
@@ -270,6 +283,39 @@ def engine_for(spec: str, kind: str) -> Engine:
     if engine is None:
         known = ", ".join(e.usage() for e in engines_of(kind).values())
         raise UserError(f"unknown {kind} spec {spec!r}: use {known}")
+    return engine
+
+
+def check_model(spec: str, options: Mapping[str, Any] | None = None) -> Engine:
+    """The model engine a spec names, its ARG and ``options`` checked, nothing loaded."""
+    engine = engine_for(spec, "model")
+    engine.check_spec(spec)
+    engine.check_options(options or {})
+    return engine
+
+
+def planner_specs() -> str:
+    """Every planner spec, e.g. "oracle, script:FILE, hf:<path or hub id>, ... or choice:MODEL":
+    the planner engines that run no model, the model engines that can plan, then the planner
+    engines built on a model."""
+    planners = engines_of("planner").values()
+    usages = [e.usage() for e in planners if not e.options]  # oracle, script: no model
+    usages += [e.usage() for e in engines_of("model").values() if e.plans]
+    usages += [e.usage() for e in planners if e.options]  # choice:MODEL, on a model engine
+    return ", ".join(usages[:-1]) + " or " + usages[-1] if len(usages) > 1 else "".join(usages)
+
+
+def check_planner_spec(spec: str) -> Engine:
+    """The planner engine, or the model engine that plans, a spec names (its ARG checked);
+    anything else is one line listing every planner spec."""
+    kind, colon, arg = spec.partition(":")
+    engine = engines_of("planner").get(kind) or engines_of("model").get(kind)
+    if engine is not None and not engine.plans:
+        raise UserError(f"--planner {spec!r}: {kind} models only answer Yes/No and cannot plan; "
+                        f"use {planner_specs()}")
+    if engine is None or (engine.arg == "required" and not arg) or (engine.arg == "none" and colon):
+        raise UserError(f"unknown planner spec {spec!r}: use {planner_specs()}")
+    engine.check_spec(spec)
     return engine
 
 

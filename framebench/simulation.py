@@ -14,6 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
+from framebench.errors import UserError
+
 DEFAULT_SIMULATOR = "symbolic"  # the embedded default (docs/design.md), the one without Habitat
 
 
@@ -41,6 +43,15 @@ class Simulator(Protocol):
 
     name: str
     options: Mapping[str, str] = MappingProxyType({})
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Refuse an option it does not take, or a value of the wrong type (one line), before
+        anything runs (a sweep checks every run's first; ``run`` checks again)."""
+        if options:
+            raise UserError(f"simulator {self.name}: it takes no simulator options (got {', '.join(options)})")
+
+    def check_episodes(self, episodes: Path) -> None:
+        """Refuse an episode file it cannot run (one line naming the file), before anything runs."""
 
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",

@@ -80,6 +80,9 @@ class Suite(ReportPart, RecordsView):
     records: SuiteRecords = field(default_factory=SuiteRecords)  # its part of the records contract
     item_fields: Mapping[str, type] = field(default_factory=dict)  # fields its items must carry
     item_extras: Mapping[str, type] = field(default_factory=dict)  # fields its items may carry
+    # an item field -> the records column it fills, where the two names differ (FramingQA:
+    # variant -> phrasing): the column's vocabulary checks the field when the items are read
+    item_columns: Mapping[str, str] = field(default_factory=dict)
     result_columns: tuple[str, str] = ("answer", "correct")
     list_columns: tuple[str, ...] = ()  # default: its own record columns (``shown_columns``)
     grid_groups: tuple[str, ...] = ("bias", "level")

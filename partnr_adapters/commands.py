@@ -4,6 +4,8 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import CALL_BATCH, option
+
 app = typer.Typer(help="Bridge to real PARTNR/Habitat 3.0 runs (see docker/README.md).", no_args_is_help=True)
 
 
@@ -47,7 +49,7 @@ def draft_purposes(
     episodes: Path = typer.Option(..., "--episodes", help="PARTNR episode file (unframed)."),
     review: Path = typer.Option(..., "--review", help="Review file to write (JSON; resumable)."),
     model: str = typer.Option("smollm2", "--model", help="Model spec: hf:PATH, openai:NAME, smollm2."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Episodes per model call batch."),
+    batch_size: int = option(CALL_BATCH, 8, help="Episodes per model call batch."),
 ) -> None:
     """Draft each episode's framing purposes with a model into a review file a person edits and accepts."""
     from partnr_adapters.purposes import draft_purposes as run_draft

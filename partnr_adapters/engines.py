@@ -16,16 +16,18 @@ class HabitatSimulator(Simulator):
 
     name = "habitat"
 
+    def check_options(self, options) -> None:
+        if options.get("partnr_compat"):
+            raise UserError("--partnr-compat applies to the symbolic simulator (Habitat runs PARTNR's own evaluator)")
+        super().check_options(options)
+
     def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
         """Locally the in-container runner runs here; on Ray its batches are units on the ``habitat`` hosts."""
         from partnr_adapters import habitat_simulator
 
-        if settings.options.get("partnr_compat"):
-            raise UserError("--partnr-compat applies to the symbolic simulator (Habitat runs PARTNR's own evaluator)")
-        if settings.options:
-            raise UserError(f"simulator habitat: it takes no simulator options (got {', '.join(settings.options)})")
+        self.check_options(settings.options)
         habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=executor,
                                       ray_address=ray_address, workers=ray_workers, progress=progress,
                                       replanning_threshold=settings.replan_cap,

@@ -1,9 +1,12 @@
 """A generated corpus of malformed inputs over every file-reading entry point of the CLI.
 
-Each case writes its files under a fresh folder and returns the ``framebench`` arguments to run;
-every case must end with exit 2, one ``error:`` line on stderr, no traceback and nothing written
-under ``out``. ``run_case`` runs one in-process and classifies the outcome; ``tally`` counts them.
-Used by tests/test_fuzz_inputs.py and runnable as a script for the before/after tallies.
+Each case writes its files under a fresh folder and returns the ``framebench`` arguments to run,
+or (arguments, what the error line must name: the file, the line or sample, the field); every
+case must end with exit 2, one short ``error:`` line on stderr naming those, no traceback and
+nothing written under ``out``. ``run_case`` runs one in-process and classifies the outcome;
+``tally`` counts them. The families of issue 45 (import, export, sweep, usage errors) are in
+tests/fuzz_surfaces.py. Used by tests/test_fuzz_inputs.py and runnable as a script for the
+before/after tallies (``python tests/fuzz_corpus.py [FAMILY ...]``).
 """
 
 from __future__ import annotations
@@ -29,16 +32,20 @@ SHARED_DATA = Path(os.environ.get("FRAMEBENCH_SHARED_DATA", REPO.parent / "share
 SEED_CSV = SHARED_DATA / "moralchoice" / "scenarios" / "moralchoice_high_ambiguity.csv"
 
 
+MAX_ERROR_LINE = 1_500  # characters: a user's long value is echoed shortened
+
+
 @dataclass
 class Case:
     family: str
     name: str
-    make: Callable[[Path], list[str]]  # writes files under the folder, returns CLI args
+    # writes files under the folder, returns the CLI args, or (args, what the error line names)
+    make: Callable[[Path], list[str] | tuple[list[str], list[str]]]
 
 
 @dataclass
 class Outcome:
-    kind: str  # clean | traceback | accepted | messy | runaway
+    kind: str  # clean | traceback | accepted | messy | vague (a part it must name is missing) | runaway
     code: object
     stderr: str
     detail: str = ""
@@ -892,9 +899,11 @@ def framingqa_source_cases() -> list[Case]:
 
 @functools.cache
 def all_cases() -> list[Case]:
+    from fuzz_surfaces import surface_cases
+
     return (item_cases() + sheet_cases() + seed_cases() + scenario_cases() + episode_cases()
             + records_cases() + stats_cases() + ingest_id_cases() + partnr_ingest_cases()
-            + framingqa_source_cases())
+            + framingqa_source_cases() + surface_cases())
 
 
 # ---------- running ----------
@@ -910,7 +919,8 @@ def _alarm(*_args):
 def run_case(case: Case, tmp: Path, seconds: int = 60) -> Outcome:
     from framebench.cli import main
 
-    argv = case.make(tmp)
+    made = case.make(tmp)
+    argv, expect = made if isinstance(made, tuple) else (made, [])
     out = tmp / "out"
     err, std = io.StringIO(), io.StringIO()
     code: object = 0
@@ -938,9 +948,13 @@ def run_case(case: Case, tmp: Path, seconds: int = 60) -> Outcome:
     partial = out.exists() and any(p.is_file() for p in out.rglob("*"))
     escaped = Path("/tmp/framebench-fuzz-escape").exists() or (tmp.parent / "escaped").exists()
     if code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and not partial and not escaped \
-            and "Traceback" not in stderr:
+            and "Traceback" not in stderr and len(lines[0]) <= MAX_ERROR_LINE:
+        missing = [part for part in expect if part not in lines[0]]
+        if missing:
+            return Outcome("vague", code, stderr, f"does not name {missing}: {lines[0][:300]}")
         return Outcome("clean", code, stderr)
-    return Outcome("messy", code, stderr, f"lines={len(lines)} partial={partial} escaped={escaped}")
+    return Outcome("messy", code, stderr, f"lines={len(lines)} partial={partial} escaped={escaped} "
+                   f"length={max(map(len, lines), default=0)}")
 
 
 def tally(outcomes: list[Outcome]) -> Counter:

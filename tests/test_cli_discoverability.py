@@ -57,13 +57,20 @@ def test_list_engines_and_planners(capsys):
                         "vllm:<path or hub id>", "choice:MODEL"]
 
 
-def test_every_listed_planner_kind_is_accepted_and_baselines_are_not():
+def test_every_listed_planner_kind_is_accepted_and_baselines_are_not(tmp_path):
+    """Specs are resolved without loading anything: a script file and a local model folder must
+    exist (issue 45.3: a sweep plan is resolved whole before its first run); a hub id is taken."""
     from embodied.planners import check_planner_spec
     from framebench.errors import UserError
 
-    for spec in ("oracle", "script:plan.json", "smollm2", "hf:/models/x", "openai:gpt-4.1-mini"):
+    (tmp_path / "plan.json").write_text('{"ep-1": ["Navigate[table_14]"]}', encoding="utf-8")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}", encoding="utf-8")
+    for spec in ("oracle", f"script:{tmp_path / 'plan.json'}", "smollm2", f"hf:{tmp_path / 'model'}",
+                 "hf:org/model-x", "openai:gpt-4.1-mini"):
         check_planner_spec(spec)
-    for spec in ("baseline:always-yes", "baseline:random", "nonsense", "hf:", "script:", "oracle:x"):
+    for spec in ("baseline:always-yes", "baseline:random", "nonsense", "hf:", "script:", "oracle:x",
+                 "script:/nonexistent/plan.json", "hf:/nonexistent/model", f"hf:{tmp_path}"):
         with pytest.raises(UserError):
             check_planner_spec(spec)
 

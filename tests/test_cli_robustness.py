@@ -104,6 +104,27 @@ def test_invalid_utf8_items_and_seed_and_nul_seed(tmp_path):
         assert not (tmp_path / "omit-out").exists()
 
 
+@pytest.mark.parametrize("suite, field, value", [
+    ("framingqa", "variant", "Q9"), ("framingqa", "form", "sideways"), ("framingqa", "level", "deep"),
+    ("framingqa", "bias", "slanted"), ("framingqa", "format", "essay"), ("framingqa", "task", "astrology"),
+    ("framingqa", "suite", "nosuch"), ("omit", "frame", "inaction"), ("omit", "format", "mc"),
+])
+def test_bad_item_values_are_refused_where_items_are_read(tmp_path, suite, field, value):
+    """Issue 40.6: every item field is checked when ``text`` reads the items, before any model
+    runs: one line naming the items file, the line and the item's own field; no store left."""
+    data = tmp_path / "data"
+    data.mkdir()
+    folder = "framingqa" if suite == "framingqa" else "omit"
+    lines = (DEMO / folder / "items.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    lines[1] = json.dumps({**json.loads(lines[1]), field: value})
+    (data / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    code, _, err = cli("text", "--data", str(data), "--model", "baseline:always-yes", "--out", str(out), "--quiet")
+    line = one_error_line(code, err)
+    assert f"{data / 'items.jsonl'}: line 2: " in line and f"field '{field}'" in line and repr(value) in line, line
+    assert "<records>" not in line and not out.exists()
+
+
 def test_out_reuse_for_another_run_is_refused_unless_forced(tmp_path):
     out = omit_run(tmp_path, "always-yes", "run")
     before = pd.read_parquet(out / "records.parquet")

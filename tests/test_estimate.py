@@ -110,3 +110,25 @@ def test_omit_dry_run_counts_the_calls_the_build_makes(tmp_path, capsys, shared_
     calls = json.loads((tmp_path / "real" / "build_report.json").read_text())["calls"]
     assert planned["inaction"] == ("exactly", calls["inaction"]["calls"])
     assert calls["frames"]["calls"] <= planned["frames"][1] and calls.get("personas", {}).get("calls", 0) <= planned["personas"][1]
+
+
+def test_omit_dry_run_on_authored_scenarios_writes_nothing(tmp_path, capsys):
+    """The demo's authored scenarios make no model calls: --dry-run says so and builds nothing
+    (without --dry-run the same command writes the items)."""
+    code, out, _ = _run(["build", "omit", "--source", str(DEMO / "omit"), "--out", str(tmp_path / "dry"),
+                         "--dry-run"], capsys)
+    assert code == 0 and "no model calls" in out and not (tmp_path / "dry").exists()
+    with pytest.raises(SystemExit) as exc:
+        main(["build", "omit", "--source", str(DEMO / "omit"), "--out", str(tmp_path / "real")])
+    assert exc.value.code == 0 and (tmp_path / "real" / "items.jsonl").is_file()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--price-in", "inf", "--price-out", "1"], "--price-in: 'inf' is not a number"),
+    (["--rate", "nan"], "--rate: 'nan' is not a number"),
+    (["--sample", "10001"], "--sample: 10001 is outside the allowed range"),
+    (["--model", "openai:m", "-M", "concurrency=0"], "'concurrency'"),
+])
+def test_estimate_numbers_take_the_shared_rules(args, says, capsys):
+    code, _, err = _run(["estimate", "--data", str(DEMO / "omit"), *args], capsys)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and says in err, err

@@ -134,7 +134,9 @@ def test_files_from_before_answer_modes_read_with_defaults(tmp_path):
 @pytest.mark.parametrize("probs, problem", [
     ('{"Yes": 0.7, "No": 0.2}', "do not sum to 1"),
     ('{"Maybe": 1.0}', "outside"),
-    ('{"Yes": 1.5, "No": -0.5}', r"outside \[0, 1\]"),
+    ('{"Yes": 1.5, "No": -0.5}', r"outside \[0, 1\] \(1.5\)"),
+    ('{"Yes": NaN, "No": 0.5}', r"outside \[0, 1\] \(NaN, not a number\)"),
+    ('{"Yes": true, "No": false}', r"outside \[0, 1\] \(True\)"),  # JSON true is no probability, though 1 == True
     ("[0.5, 0.5]", "JSON object"),
 ])
 def test_bad_answer_probabilities_are_named(tmp_path, probs, problem):

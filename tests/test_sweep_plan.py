@@ -44,7 +44,7 @@ def test_bad_plan_is_one_line_exit_2(tmp_path, capsys, body, message):
 
 def test_plan_expands_models_datasets_conditions(tmp_path):
     plan = tmp_path / "plan.toml"
-    plan.write_text(f'out = "s"\n[text]\nmodels = ["baseline:random", "hf:/m/Llama-3"]\n'
+    plan.write_text(f'out = "s"\n[text]\nmodels = ["baseline:random", "hf:org/Llama-3"]\n'
                     f'datasets = ["{DEMO / "framingqa"}", "{DEMO / "omit"}"]\nconditions = ["M0", "M1", "M2"]\n'
                     f'[embodied]\nplanners = ["oracle"]\nepisodes = ["{DEMO / "robotics" / "episodes.json.gz"}"]\n')
     runs = read_plan(plan).runs
@@ -73,14 +73,19 @@ def test_local_sweep_runs_and_scores(tmp_path, capsys):
 
 def test_a_sweep_runs_the_simulators_it_names_with_their_options(tmp_path, monkeypatch):
     """Any registered simulator, not only the symbolic one: each gets the plan's settings and its
-    options (which the simulator itself checks)."""
+    options, which every simulator of the plan checks before anything runs."""
     from framebench import registry
+    from framebench.errors import UserError
     from framebench.pipeline import sweep
 
     plan = tmp_path / "plan.toml"
-    plan.write_text(f'out = "s"\nexecutor = "local"\n[embodied]\nplanners = ["oracle"]\n'
-                    f'episodes = ["{DEMO / "robotics" / "episodes.json.gz"}"]\nsimulators = ["symbolic", "habitat"]\n'
-                    f'replan_cap = 3\n[embodied.simulator_options]\npartnr_compat = true\n')
+    body = (f'out = "s"\nexecutor = "local"\n[embodied]\nplanners = ["oracle"]\n'
+            f'episodes = ["{DEMO / "robotics" / "episodes.json.gz"}"]\nsimulators = ["symbolic", "habitat"]\n'
+            f'replan_cap = 3\n')
+    plan.write_text(body + '[embodied.simulator_options]\npartnr_compat = true\n')
+    with pytest.raises(UserError, match="embodied.simulator_options: --partnr-compat applies to the symbolic"):
+        read_plan(plan)  # Habitat takes no options: refused before the symbolic run starts
+    plan.write_text(body)
     runs = read_plan(plan).runs
     assert [(r.simulator, r.out.name) for r in runs] == [("symbolic", "oracle__episodes"),
                                                          ("habitat", "oracle__episodes__habitat")]
@@ -99,8 +104,8 @@ def test_a_sweep_runs_the_simulators_it_names_with_their_options(tmp_path, monke
                         lambda spec, kind, options=None: Recorder(spec) if kind == "simulator" else built(spec, kind, options))
     for run in runs:
         sweep.execute(run, "local", None, None, progress=False)
-    assert seen == [("symbolic", "oracle", "oracle__episodes", 3, {"partnr_compat": True}),
-                    ("habitat", "oracle", "oracle__episodes__habitat", 3, {"partnr_compat": True})]
+    assert seen == [("symbolic", "oracle", "oracle__episodes", 3, {}),
+                    ("habitat", "oracle", "oracle__episodes__habitat", 3, {})]
 
 
 def test_a_simulator_checks_its_own_options(tmp_path):

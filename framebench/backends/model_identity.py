@@ -27,9 +27,9 @@ def engine_fingerprint(engine: str, weights_hash: str, template_hash: str) -> st
     return f"{engine}:weights={weights_hash}:template={template_hash}"
 
 
-def resolve_model_dir(path: str) -> Path:
-    """A local model folder (must hold config.json), or a hub id fetched (or reused) as a snapshot
-    so its weights can be hashed; anything else is a user error."""
+def check_local_model(path: str) -> Path | None:
+    """The local model folder ``path`` names (it must hold config.json); None for a hub id; a
+    path that names no model folder is a user error (checked without loading anything)."""
     local = Path(path).expanduser()
     if local.is_dir():
         if not (local / "config.json").exists():
@@ -37,6 +37,15 @@ def resolve_model_dir(path: str) -> Path:
         return local
     if local.exists() or path.startswith((".", "/", "~")):
         raise UserError(f"{path}: not a model folder")
+    return None
+
+
+def resolve_model_dir(path: str) -> Path:
+    """A local model folder (must hold config.json), or a hub id fetched (or reused) as a snapshot
+    so its weights can be hashed; anything else is a user error."""
+    local = check_local_model(path)
+    if local is not None:
+        return local
     try:
         from huggingface_hub import snapshot_download
 

@@ -84,11 +84,61 @@ def _plain_flags(command: Any) -> None:
         _plain_flags(sub)
 
 
+def usage_line(exc: Any) -> str:
+    """A click usage error as one line, ``FLAG: what is wrong`` (``--help`` shows the usage)."""
+    from framebench.bounds import click_module, shorten
+
+    errors = click_module().exceptions
+    param = getattr(exc, "param", None)
+    name = ""
+    if param is not None:
+        name = (param.metavar or param.name or "").upper() if param.param_type_name == "argument" else param.opts[0]
+    see = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+    if isinstance(exc, errors.MissingParameter):
+        return f"{name or 'an argument'}: missing{see}"
+    if isinstance(exc, errors.BadParameter) and name:
+        return f"{name}: {_lower(_bad_value(exc))}"
+    if isinstance(exc, errors.NoSuchOption):
+        maybe = f"; did you mean {' or '.join(exc.possibilities)}?" if exc.possibilities else ""
+        return f"{shorten(exc.option_name)}: no such option{maybe}{see}"
+    if isinstance(exc, errors.BadOptionUsage) and "requires an argument" in exc.message:
+        return f"{shorten(exc.option_name)}: needs a value{see}"
+    if isinstance(exc, errors.BadOptionUsage) and "does not take a value" in exc.message:
+        return f"{shorten(exc.option_name)}: a flag, takes no value{see}"
+    return f"{_lower(exc.format_message())}{see}"
+
+
+def _bad_value(exc: Any) -> str:
+    """What is wrong with a value: a parser's own message (``framebench.bounds``), which newer
+    typer releases wrap in a validation error, else click's."""
+    errors = getattr(exc.__cause__, "errors", None)
+    for error in errors() if callable(errors) else ():
+        inner = (error.get("ctx") or {}).get("error")
+        if isinstance(inner, ValueError):
+            return str(inner)
+    return exc.message
+
+
+def _lower(message: str) -> str:
+    from framebench.bounds import shorten
+
+    message = " ".join(message.split())
+    return shorten(message[:1].lower() + message[1:], 300)
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Run the command line: a user mistake, in the arguments or in a file, is one ``error:``
+    line and exit 2; ``--help`` (and a group called without a command) print the usage."""
     import os
     import signal
 
     from typer import rich_utils
+
+    from framebench.bounds import click_module
+
+    errors = click_module().exceptions
+    UsageError = errors.UsageError
+    NoArgsIsHelpError = getattr(errors, "NoArgsIsHelpError", ())  # click < 8.2: help is not an error
 
     if rich_utils.MAX_WIDTH is None and "COLUMNS" not in os.environ and not sys.stdout.isatty():
         rich_utils.MAX_WIDTH = WIDE_HELP
@@ -96,7 +146,16 @@ def main(argv: list[str] | None = None) -> None:
     _plain_flags(command)
     previous = _catch_signals()
     try:
-        command(args=argv, prog_name="framebench", standalone_mode=True)
+        code = command.main(args=argv, prog_name="framebench", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        rich_utils.rich_format_error(exc)
+        sys.exit(exc.exit_code)
+    except UsageError as exc:
+        typer.echo(f"error: {usage_line(exc)}", err=True)
+        sys.exit(2)
+    except typer.Abort:
+        rich_utils.rich_abort_error()
+        sys.exit(1)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -110,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:

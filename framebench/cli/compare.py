@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import CONTEXTS, RESAMPLES, option
+
 
 def _print(tables, console) -> None:
     from rich.table import Table as RichTable
@@ -24,7 +26,7 @@ def _print(tables, console) -> None:
 
 def compare(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
-    resamples: int = typer.Option(2000, "--resamples", min=100, help="Bootstrap resamples per interval."),
+    resamples: int = option(RESAMPLES, 2000, help="Bootstrap resamples per interval."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's runs over "
                                      "different datasets (refused by default)."),
 ) -> None:
@@ -41,7 +43,7 @@ def compare(
 def plan(
     pilot: list[Path] = typer.Option(..., "--from", metavar="RUN_DIR",
                                      help="Pilot run folder(s); repeat for several."),
-    contexts: int = typer.Option(..., "--contexts", metavar="N", help="Contexts per task in the planned run (at least 2)."),
+    contexts: int = option(CONTEXTS, ..., help="Contexts per task in the planned run."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's pilot runs over "
                                      "different datasets (refused by default)."),
 ) -> None:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import LIMIT, REPLAN_CAP, option
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 
@@ -69,12 +71,12 @@ def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int 
 def demo(
     out: Path = typer.Option(Path("framebench-demo"), "--out", help="Output folder (runs/ and report/)."),
     model: str = typer.Option("smollm2", "--model", help="Model spec for every step (default: the packaged SmolLM2)."),
-    planner_replans: int = typer.Option(2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
-    choice_replans: int = typer.Option(12, "--choice-replans", help="Replan cap for the choice planner in the demo."),
-    planner_episodes: int = typer.Option(1, "--planner-episodes", min=1,
-                                         help="Demo episodes the generating model planner runs (7 variants each)."),
-    choice_episodes: int | None = typer.Option(None, "--choice-episodes", min=1,
-                                               help="Demo episodes the choice planner runs (default: all 4)."),
+    planner_replans: int = option(REPLAN_CAP, 2, "--planner-replans", help="Replan cap for the LLM planner in the demo."),
+    choice_replans: int = option(REPLAN_CAP, 12, "--choice-replans", help="Replan cap for the choice planner in the demo."),
+    planner_episodes: int = option(LIMIT, 1, "--planner-episodes",
+                                   help="Demo episodes the generating model planner runs (7 variants each)."),
+    choice_episodes: int | None = option(LIMIT, None, "--choice-episodes",
+                                         help="Demo episodes the choice planner runs (default: all 4)."),
 ) -> None:
     """Run SmolLM2 on the demo FramingQA, OMIT and robotics sets offline and write the report."""
     from rich.markup import escape

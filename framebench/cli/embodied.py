@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import LIMIT, MAX_NEW_TOKENS, REPLAN_CAP, option
 from framebench.cli.options import EXECUTOR, FORCE, RAY_ADDRESS, RAY_WORKERS
 from framebench.cli.text import MODEL_ARG_HELP
 
@@ -15,12 +16,12 @@ def embodied(
     out: Path = typer.Option(..., "--out", help="Run folder."),
     simulator: str = typer.Option(None, "--simulator", help="symbolic (default) | habitat"),
     model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
-    replan_cap: int = typer.Option(25, "--replan-cap", "--max-replans", min=1,
-                                   help="LLM planners: most replans (PARTNR's replanning_threshold)."),
-    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="LLM planners: tokens per decision."),
+    replan_cap: int = option(REPLAN_CAP, 25, "--replan-cap", "--max-replans",
+                             help="LLM planners: most replans (PARTNR's replanning_threshold)."),
+    max_new_tokens: int = option(MAX_NEW_TOKENS, 64, help="LLM planners: tokens per decision."),
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
-    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
+    limit: int = option(LIMIT, None, help="Only the first N episodes."),
     force: bool = FORCE,
     executor: str = EXECUTOR,
     ray_address: str = RAY_ADDRESS,

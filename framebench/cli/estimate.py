@@ -5,6 +5,7 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import LIMIT, PRICE, RATE, SAMPLE, option
 from framebench.cli.text import ANSWER_HELP, MODEL_ARG_HELP
 from framebench.registry import DEFAULT_ANSWER_MODE
 
@@ -15,17 +16,16 @@ def estimate(
     model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     tasks: str = typer.Option(None, "--tasks", help="Comma-separated tasks (default: all)."),
     formats: str = typer.Option(None, "--formats", help="Comma-separated formats: binary,mc (default: both)."),
-    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N selected items."),
+    limit: int = option(LIMIT, None, help="Only the first N selected items."),
     conditions: str = typer.Option(None, "--conditions", help="OMIT conditions, e.g. M0,M1 (OMIT data only)."),
     answer: str = typer.Option(DEFAULT_ANSWER_MODE, "--answer", help=ANSWER_HELP),
-    sample: int = typer.Option(None, "--sample", min=0, max=10_000,
-                               help="Time N real requests to project the run's time and output tokens "
-                               "(whole contexts, at least N requests; default: 64 for a model run on this "
-                               "machine, 0 for a remote API, whose requests are billed)."),
-    rate: float = typer.Option(None, "--rate", min=1e-6, help="Requests per second you measured on the "
-                               "server: projects the time without a sample."),
-    price_in: float = typer.Option(None, "--price-in", min=0.0, help="Price per million input tokens."),
-    price_out: float = typer.Option(None, "--price-out", min=0.0, help="Price per million output tokens."),
+    sample: int = option(SAMPLE, None, help="Time N real requests to project the run's time and output tokens "
+                         "(whole contexts, at least N requests; default: 64 for a model run on this machine, 0 for "
+                         "a remote API, whose requests are billed)."),
+    rate: float = option(RATE, None, help="Requests per second you measured on the server: projects the time "
+                         "without a sample."),
+    price_in: float = option(PRICE, None, "--price-in", help="Price per million input tokens."),
+    price_out: float = option(PRICE, None, "--price-out", help="Price per million output tokens."),
 ) -> None:
     """Count what a text run would send (requests, input and output tokens, prefix sharing) and
     project its time and cost, before any request is made."""

@@ -5,12 +5,14 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import WORKERS, option
+
 
 def sweep(
     plan_file: Path = typer.Argument(..., metavar="PLAN.toml", help="The sweep plan (TOML)."),
     executor: str = typer.Option(None, "--executor", help="local or ray (default: the plan's, else ray)."),
     ray_address: str = typer.Option(None, "--ray-address", help="Ray head HOST:PORT or 'auto' (overrides the plan)."),
-    ray_workers: int = typer.Option(None, "--ray-workers", min=1, help="Worker actors (overrides the plan)."),
+    ray_workers: int = option(WORKERS, None, help="Worker actors (overrides the plan)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
     """Run every combination in the plan, then score all runs into OUT/report."""

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import BASE_URL, BATCH_SIZE, CONCURRENCY, LIMIT, option
 from framebench.cli.options import EXECUTOR, FORCE, RAY_ADDRESS, RAY_WORKERS
 from framebench.registry import DEFAULT_ANSWER_MODE, answer_mode_names
 
@@ -23,13 +24,13 @@ def text(
     model_arg: list[str] = typer.Option(None, "--model-arg", "-M", help=MODEL_ARG_HELP),
     tasks: str = typer.Option(None, "--tasks", help="Comma-separated tasks to run (default: all)."),
     formats: str = typer.Option(None, "--formats", help="Comma-separated formats: binary,mc (default: both)."),
-    limit: int = typer.Option(None, "--limit", help="Run only the first N selected items."),
-    batch_size: str = typer.Option("auto", "--batch-size", help="HF batch size: N or 'auto'."),
-    concurrency: int = typer.Option(8, "--concurrency", help="Parallel requests for openai: models."),
+    limit: int = option(LIMIT, None, help="Run only the first N selected items."),
+    batch_size: str = option(BATCH_SIZE, "auto", help="HF batch size."),
+    concurrency: int = option(CONCURRENCY, 8, help="Parallel requests for openai: models."),
     conditions: str = typer.Option(None, "--conditions",
                                    help="OMIT conditions, e.g. M0,M1,M2 (default: M0; OMIT data only)."),
-    base_url: str = typer.Option(None, "--base-url",
-                                 help="OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)."),
+    base_url: str = option(BASE_URL, None, help="OpenAI-compatible server for openai: models "
+                           "(default: $OPENAI_BASE_URL)"),
     answer: str = typer.Option(DEFAULT_ANSWER_MODE, "--answer", help=ANSWER_HELP),
     reasoning_from: list[Path] = typer.Option(
         [], "--reasoning-from", help="Constrained OMIT M1/M4: reuse the reasoning another run folder "
@@ -44,16 +45,11 @@ def text(
     import logging
 
     from framebench import api
-    from framebench.errors import UserError
     from framebench.registry import parse_model_args
 
-    if batch_size != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
-        raise UserError(f"--batch-size must be a positive integer or 'auto', got {batch_size!r}")
-    if concurrency < 1:
-        raise UserError(f"--concurrency must be a positive integer, got {concurrency}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     summary = api.run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
-                           batch_size=batch_size if batch_size == "auto" else int(batch_size),
+                           batch_size=batch_size,
                            concurrency=concurrency, conditions=conditions, progress=not quiet,
                            base_url=base_url, model_args=parse_model_args(model_arg), force=force,
                            executor=executor, ray_address=ray_address, ray_workers=ray_workers,

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import PORT, option
+
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
 
@@ -27,8 +29,7 @@ def _check_port(port: int) -> None:
 def view(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR...",
                                           help="Run folders holding records.parquet."),
-    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535,
-                             help="Port on 127.0.0.1 (0: any free port)."),
+    port: int = option(PORT, DEFAULT_PORT, help="Port on 127.0.0.1 (0: any free port)."),
     force: bool = typer.Option(False, "--force", help="Show runs whose files do not match the sha256 "
                                "recorded in their run.json (changed after the run wrote them), with a warning."),
 ) -> None:

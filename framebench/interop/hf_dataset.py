@@ -13,14 +13,15 @@ both papers' citations. ``datasets.load_dataset(DIR, CONFIG, split="test")`` loa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from framebench.bounds import shown
 from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
+from framebench.jsonl import iter_jsonl, read_text_strict
 from framebench.registry import suite
 
 SPLIT = "test"
@@ -109,18 +110,35 @@ def rows_table(rows: list[dict[str, Any]]) -> Any:
     return pa.table(columns, schema=schema)
 
 
+def _present(path: Path) -> bool:
+    """A build file is there (a dangling or looping link counts: reading it names the problem)."""
+    return path.exists() or path.is_symlink()
+
+
+def context_sources(contexts: Path) -> dict[str, Source]:
+    """``context_id -> Source`` from a build's ``contexts.jsonl`` (its ``provenance``: ``dataset``
+    or ``source``, and ``license``, each a string), every line checked."""
+    by_context: dict[str, Source] = {}
+    for n, ctx in iter_jsonl(contexts, "context"):
+        where = f"{contexts}: line {n}"
+        if not isinstance(ctx.get("context_id"), str):
+            raise UserError(f"{where}: field 'context_id': expected a string, got {shown(ctx.get('context_id'))}")
+        prov = ctx.get("provenance") or {}
+        if not isinstance(prov, dict):
+            raise UserError(f"{where}: field 'provenance': expected an object, got {type(prov).__name__}")
+        for key in ("dataset", "source", "license"):
+            if prov.get(key) is not None and not isinstance(prov[key], str):
+                raise UserError(f"{where}: field 'provenance.{key}': expected a string, got {shown(prov[key])}")
+        by_context[ctx["context_id"]] = Source(prov.get("dataset") or prov.get("source") or "unknown",
+                                               prov.get("license") or "unknown")
+    return by_context
+
+
 def source_notes(data_dir: Path, rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[Source]]:
     """Per config, the sources and licences the build noted: ``contexts.jsonl`` provenance
     (FramingQA), the OMIT build report (project-authored scenarios or MoralChoice)."""
-    by_context: dict[str, Source] = {}
     contexts = data_dir / "contexts.jsonl"
-    if contexts.is_file():
-        for line in contexts.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                ctx = json.loads(line)
-                prov = ctx.get("provenance") or {}
-                by_context[ctx["context_id"]] = Source(prov.get("dataset") or prov.get("source", "unknown"),
-                                                       prov.get("license", "unknown"))
+    by_context = context_sources(contexts) if _present(contexts) else {}
     omit = _omit_source(data_dir)
     notes: dict[str, list[Source]] = {}
     for config, config_rows_ in rows.items():
@@ -133,9 +151,10 @@ def source_notes(data_dir: Path, rows: dict[str, list[dict[str, Any]]]) -> dict[
 
 def _omit_source(data_dir: Path) -> Source | None:
     report = data_dir / "build_report.md"
-    if not report.is_file() or "OMIT build report" not in report.read_text(encoding="utf-8"):
+    text = read_text_strict(report) if _present(report) else ""
+    if "OMIT build report" not in text:
         return None
-    if "Project-authored" in report.read_text(encoding="utf-8"):
+    if "Project-authored" in text:
         return Source("project-authored scenarios (framebench)", "Apache-2.0")
     return Source("MoralChoice (Scherrer et al., 2023), frames written by the build's model",
                   "MIT (MoralChoice repository) / CC-BY-4.0 (its HF mirror)")

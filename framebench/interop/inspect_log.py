@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from framebench.bounds import shorten, shown
 from framebench.errors import UserError
 from framebench.interop.samples import CONDITION, items_file, job_of, turns
 from framebench.items import read_items
+from framebench.jsonl import check_text, user_file
 from framebench.records import PARSES
 from framebench.registry import suite
 from framebench.suite import Job
@@ -65,8 +67,7 @@ def _read(path: Path) -> Any:
         raise UserError("framebench import inspect needs Inspect AI: pip install 'framebench[inspect]' "
                         "(or pip install inspect-ai)") from None
 
-    if not path.is_file():
-        raise UserError(f"{path}: no such log file")
+    user_file(path)  # a folder, a link loop or a FIFO is named before Inspect opens it
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # zip, JSON and schema errors of a damaged file alike
@@ -85,7 +86,7 @@ def _suite_of(path: Path, log: Any) -> str:
 def _check_status(path: Path, log: Any, partial: bool) -> None:
     if log.status == "success" or (partial and log.status in ("error", "cancelled")):
         return
-    why = f": {(log.error.message.splitlines() or [''])[0]}" if log.error else ""
+    why = f": {shorten((log.error.message.splitlines() or [''])[0])}" if log.error else ""
     hint = " (--partial imports its complete samples)" if log.status in ("error", "cancelled") else ""
     raise UserError(f"{path}: the Inspect run did not finish (status {log.status}{why}){hint}")
 
@@ -93,7 +94,7 @@ def _check_status(path: Path, log: Any, partial: bool) -> None:
 def _problem(sample: Any) -> str | None:
     """Why a sample cannot be imported (None: it can)."""
     if sample.error is not None:
-        return f"errored ({(sample.error.message.splitlines() or [''])[0]})"
+        return f"errored ({shorten((sample.error.message.splitlines() or [''])[0])})"
     if sample.output is None or not sample.output.choices:
         return "has no output"
     return None
@@ -111,14 +112,34 @@ def _turns_of(sample: Any) -> tuple[str, str] | None:
     return None
 
 
-def _job(path: Path, sample: Any, item: Mapping[str, Any] | None, condition: str | None) -> Job:
-    where = f"{path}: sample {sample.id!r}"
+def _condition(path: Path, log: Any, suite_name: str) -> str | None:
+    """The log's condition (``task_args``), one its suite offers; None: the suite's default."""
+    condition = log.eval.task_args.get(CONDITION)
+    if condition is None:
+        return None
+    offered = [name for name, _ in suite(suite_name).conditions_listing()]
+    where = f"{path}: field 'eval.task_args.{CONDITION}'"
+    if not isinstance(condition, str) or condition not in offered:
+        known = f"{PREFIX}{suite_name} offers {', '.join(offered)}" if offered else \
+            f"{PREFIX}{suite_name} takes none"
+        raise UserError(f"{where}: unknown condition {shown(condition)} ({known})")
+    return condition
+
+
+def _job(path: Path, sample: Any, items: Mapping[str, dict[str, Any]], suite_name: str,
+         condition: str | None) -> Job:
+    where = f"{path}: sample {shown(sample.id)}"
+    if not isinstance(sample.id, str):
+        raise UserError(f"{where}: field 'id': expected the item id (a string), got {type(sample.id).__name__}")
+    item = items.get(sample.id)
     if item is None:
         raise UserError(f"{where}: no item with that id in DATA")
+    if item["suite"] != suite_name:
+        raise UserError(f"{where}: DATA holds it as a {item['suite']!r} item, but the log's task is {PREFIX}{suite_name}")
     job = job_of(item, condition, str(path))
     if _turns_of(sample) != turns(job):
         raise UserError(f"{where}: its prompt is not the one framebench renders from DATA")
-    job.output = sample.output.completion
+    job.output = check_text(sample.output.completion, f"{where}: field 'output.completion'")
     return job
 
 
@@ -137,7 +158,7 @@ def read_log(path: Path, items: Mapping[str, dict[str, Any]], partial: bool) -> 
     log = _read(path)
     name = _suite_of(path, log)
     _check_status(path, log, partial)
-    condition = log.eval.task_args.get(CONDITION) or None  # None: the suite's default
+    condition = _condition(path, log, name)
     result = LogImport(path, log.eval.model, [], {
         "log": str(path), "log_sha256": file_sha256(path), "task": log.eval.task,
         "task_args": dict(log.eval.task_args), "model": log.eval.model, "created": log.eval.created,
@@ -150,7 +171,7 @@ def read_log(path: Path, items: Mapping[str, dict[str, Any]], partial: bool) -> 
                 raise UserError(f"{path}: sample {sample.id!r} {problem} (--partial leaves such samples out)")
             result.left_out.append(str(sample.id))
             continue
-        job = _job(path, sample, items.get(str(sample.id)), condition)
+        job = _job(path, sample, items, name, condition)
         if _disagrees(sample, suite(name).record(job, "", ""), scorer_name(name)):
             result.disagreements.append(f"{path.name}:{sample.id}")
         result.jobs.append(job)
@@ -172,7 +193,8 @@ def _check_duplicates(logs: Sequence[LogImport]) -> None:
     for entry in logs:
         for job in entry.jobs:
             if job.record_id in seen:
-                raise UserError(f"{entry.path}: sample {job.record_id!r} is also in {seen[job.record_id]}")
+                other = "this log (epochs > 1?)" if seen[job.record_id] == entry.path else seen[job.record_id]
+                raise UserError(f"{entry.path}: sample {shown(job.record_id)} is also in {other}")
             seen[job.record_id] = entry.path
 
 

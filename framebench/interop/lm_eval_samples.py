@@ -13,17 +13,20 @@ Anything wrong is one line naming the file and line, before anything is written.
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from framebench.bounds import shown
 from framebench.errors import UserError
 from framebench.interop.lm_eval_tasks import GEN, LOGLIK, TASK_PREFIX
+from framebench.jsonl import iter_jsonl, loads_strict, read_text_strict
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
+FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)", re.I)
 RESULTS = re.compile(r"^results_(?P<time>\d{4}-\d\d-\d\dT[\d.\-]+)\.json$")
 
 
@@ -45,7 +48,8 @@ def lm_eval_files(output_dir: Path) -> tuple[Path, list[Path]]:
     """The one results file and its samples files (OUTPUT_DIR or its model subfolders)."""
     output_dir = Path(output_dir)
     if not output_dir.is_dir():
-        raise UserError(f"{output_dir}: no such folder")
+        what = "is not a folder" if output_dir.exists() else "no such folder"
+        raise UserError(f"{output_dir}: {what} (expected lm-eval's --output_path folder)")
     results = sorted(p for p in (*output_dir.glob("results_*.json"), *output_dir.glob("*/results_*.json"))
                      if RESULTS.match(p.name))
     samples = sorted(p for p in (*output_dir.glob("samples_*.jsonl"), *output_dir.glob("*/samples_*.jsonl"))
@@ -67,13 +71,20 @@ def lm_eval_files(output_dir: Path) -> tuple[Path, list[Path]]:
     return result, samples
 
 
+# the results file's tables framebench reads (each an object where present)
+RESULT_TABLES = ("config", "versions", "n-shot", "task_hashes", "n-samples")
+
+
 def read_results(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"{path}: line 1: not an lm-eval results file ({exc})") from None
+    """The results file, checked: an object with ``configs`` and well-formed tables (lm-eval
+    writes NaN for some metrics, which parse here; framebench reads no metric)."""
+    where = f"{path}: line 1"
+    value = loads_strict(read_text_strict(path), where, constants=True)
     if not isinstance(value, dict) or not isinstance(value.get("configs"), dict):
-        raise UserError(f"{path}: line 1: not an lm-eval results file (no 'configs')")
+        raise UserError(f"{where}: not an lm-eval results file (no 'configs' object)")
+    for key in RESULT_TABLES:
+        if value.get(key) is not None and not isinstance(value[key], dict):
+            raise UserError(f"{where}: field {key!r}: expected an object, got {type(value[key]).__name__}")
     return value
 
 
@@ -84,25 +95,32 @@ def check_task(task: str, path: Path, results: Mapping[str, Any], result_path: P
     if config is None:
         raise UserError(f"{result_path}: line 1: results of another lm-eval run (no task {task!r}, "
                         f"whose samples are {path})")
-    if "framebench" not in (config.get("metadata") or {}):
-        raise UserError(f"{path}: line 1: task {task!r} was not exported by framebench (no framebench metadata)")
+    metadata = config.get("metadata") if isinstance(config, dict) else None
+    if not isinstance(metadata, dict) or "framebench" not in metadata:
+        raise UserError(f"{result_path}: line 1: field 'configs.{task}.metadata': task {task!r} was not "
+                        "exported by framebench (no framebench metadata)")
+
+
+def check_sample(value: dict[str, Any], where: str) -> dict[str, Any]:
+    """A logged sample's ids as lm-eval writes them: ``doc_id`` a whole number, ``doc`` an object
+    whose ids and condition are strings."""
+    doc_id, doc = value.get("doc_id"), value.get("doc")
+    if "doc_id" not in value or not isinstance(doc, dict):
+        raise UserError(f"{where}: not an lm-eval sample (no doc_id and doc)")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, int) or doc_id < 0:
+        raise UserError(f"{where}: field 'doc_id': expected a whole number (lm-eval's index of the doc), "
+                        f"got {shown(doc_id)}")
+    for key in ("record_id", "item_id", "suite", "condition"):
+        if not isinstance(doc.get(key), str):
+            raise UserError(f"{where}: field 'doc.{key}': expected a string, got {shown(doc.get(key))}")
+    return value
 
 
 def read_samples(path: Path, results: Mapping[str, Any], result_path: Path) -> list[Sample]:
     task = SAMPLES.match(path.name)["task"]
     check_task(task, path, results, result_path)
-    samples = []
-    text = path.read_text(encoding="utf-8", errors="replace")
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            raise UserError(f"{path}: line {number}: not a JSON object (truncated?)") from None
-        if not isinstance(value, dict) or not isinstance(value.get("doc"), dict) or "doc_id" not in value:
-            raise UserError(f"{path}: line {number}: not an lm-eval sample (no doc_id and doc)")
-        samples.append(Sample(path, number, task, value))
+    samples = [Sample(path, number, task, check_sample(value, f"{path}: line {number}"))
+               for number, value in iter_jsonl(path, "sample", constants=True)]
     if not samples:
         raise UserError(f"{path}: line 1: no samples")
     expected = ((results.get("n-samples") or {}).get(task) or {}).get("effective")
@@ -112,39 +130,68 @@ def read_samples(path: Path, results: Mapping[str, Any], result_path: Path) -> l
     return samples
 
 
+def sample_conditions(samples: list[Sample]) -> list[str]:
+    """The conditions the samples' docs name, each one a registered suite offers (an unknown one
+    is named with its file and line)."""
+    from framebench.registry import ordered_suites
+
+    known = [name for s in ordered_suites() if s.text_items for name, _ in s.conditions_listing()]
+    for sample in samples:
+        condition = sample.value["doc"]["condition"]
+        if condition and condition not in known:
+            raise UserError(f"{sample.where}: field 'doc.condition': unknown condition {shown(condition)} "
+                            f"(known: {', '.join(known) or 'none'})")
+    return sorted({s.value["doc"]["condition"] for s in samples} - {""})
+
+
 def check_doc(sample: Sample, docs: Mapping[str, list[dict[str, Any]]], items: Mapping[str, Any]) -> dict[str, Any]:
     """The exported doc a sample is, checked against DATA."""
     doc, doc_id = sample.value["doc"], sample.value["doc_id"]
-    item_id = doc.get("item_id")
+    item_id = doc["item_id"]
     if item_id not in items:
-        raise UserError(f"{sample.where}: item_id {item_id!r} is not in DATA")
+        raise UserError(f"{sample.where}: field 'doc.item_id': {shown(item_id)} is not in DATA")
     task_docs = docs.get(sample.task)
     if task_docs is None:
         raise UserError(f"{sample.where}: task {sample.task!r} is not among the tasks DATA exports")
-    if not isinstance(doc_id, int) or not 0 <= doc_id < len(task_docs):
-        raise UserError(f"{sample.where}: doc_id {doc_id!r} is not in DATA (task {sample.task} has "
+    if not doc_id < len(task_docs):
+        raise UserError(f"{sample.where}: field 'doc_id': {shown(doc_id)} is not in DATA (task {sample.task} has "
                         f"{len(task_docs)} docs)")
     expected = task_docs[doc_id]
-    for key in ("record_id", "item_id", "prompt", "forms", "gold"):
+    for key in ("record_id", "item_id", "suite", "condition", "prompt", "forms", "gold"):
         if doc.get(key) != expected[key]:
-            raise UserError(f"{sample.where}: doc_id {doc_id}: field {key!r} differs from DATA's doc "
+            raise UserError(f"{sample.where}: field 'doc.{key}' differs from DATA's doc {doc_id} "
                             f"(exported from other data?)")
     return expected
 
 
+def loglikelihood(value: Any) -> float | None:
+    """A logged log-likelihood (lm-eval writes it as the text of a float, e.g. ``"-0.61"``) as a
+    float; None unless it is a finite number <= 0 (the log of a probability)."""
+    if isinstance(value, str) and FLOAT_TEXT.fullmatch(value.strip()):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value <= 0 else None
+
+
 def loglikelihoods(sample: Sample, n_forms: int) -> list[float]:
+    """One log-likelihood per answer form, each checked (``loglikelihood``)."""
     resps = sample.value.get("filtered_resps")
-    try:
-        values = [float(r[0]) for r in resps]
-    except (TypeError, ValueError, IndexError):
+    if not isinstance(resps, list) or not all(isinstance(r, list) and r for r in resps):
         raise UserError(f"{sample.where}: field 'filtered_resps': expected one [log-likelihood, "
-                        "is_greedy] per answer form") from None
-    if len(values) != n_forms:
-        raise UserError(f"{sample.where}: field 'filtered_resps': {len(values)} log-likelihoods for {n_forms} forms")
+                        "is_greedy] per answer form")
+    if len(resps) != n_forms:
+        raise UserError(f"{sample.where}: field 'filtered_resps': {len(resps)} log-likelihoods for {n_forms} forms")
+    values = [loglikelihood(r[0]) for r in resps]
+    for i, value in enumerate(values):
+        if value is None:
+            raise UserError(f"{sample.where}: field 'filtered_resps[{i}][0]': {shown(resps[i][0])} is not a "
+                            "log-likelihood (a finite number <= 0)")
     return values
 
 
 def generated_text(sample: Sample) -> str:
+    """The generated text: one string of valid Unicode (the reader refused lone surrogates)."""
     resps = sample.value.get("filtered_resps")
     if not isinstance(resps, list) or len(resps) != 1 or not isinstance(resps[0], str):
         raise UserError(f"{sample.where}: field 'filtered_resps': expected one generated string")
@@ -170,7 +217,7 @@ def model_spec(results: Mapping[str, Any]) -> str:
     args = config.get("model_args") or {}
     if isinstance(args, str):  # older lm-eval: "pretrained=PATH,dtype=float32"
         args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
-    name = args.get("pretrained")
+    name = args.get("pretrained") if isinstance(args, dict) else None
     return f"lm-eval-{config.get('model', 'model')}:{name or results.get('model_name') or args}"
 
 
@@ -220,8 +267,7 @@ def import_lm_eval(output_dir: Path, data: Path, out: Path) -> str:
     result_path, sample_paths = lm_eval_files(output_dir)
     results = read_results(result_path)
     samples = [s for p in sample_paths for s in read_samples(p, results, result_path)]
-    conditions = sorted({str(s.value["doc"].get("condition") or "") for s in samples} - {""})
-    items_path, data_jobs = item_jobs(data, conditions)
+    items_path, data_jobs = item_jobs(data, sample_conditions(samples))
     docs = exported_docs(data_jobs)
     items = {j.item["item_id"]: j.item for j in data_jobs}
     jobs, seen = [], set()

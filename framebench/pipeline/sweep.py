@@ -32,16 +32,35 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from framebench.bounds import (
+    BASE_URL,
+    BATCH_SIZE,
+    CONCURRENCY,
+    LIMIT,
+    MAX_NEW_TOKENS,
+    REPLAN_CAP,
+    WORKERS,
+    Rule,
+    shown,
+)
 from framebench.errors import UserError
 from framebench.simulation import DEFAULT_SIMULATOR
 
-TOP_KEYS = {"out", "executor", "ray_address", "workers", "text", "embodied"}
-TEXT_KEYS = {"models", "datasets", "conditions", "limit", "batch_size", "concurrency", "base_url"}
-EMBODIED_KEYS = {"planners", "episodes", "simulators", "simulator_options", "replan_cap", "max_new_tokens", "limit"}
+T = TypeVar("T")
+
+# each plan field's rule is the rule of the command-line option it stands for (framebench.bounds)
+TOP_FIELDS: dict[str, Rule] = {"workers": WORKERS}
+TEXT_FIELDS: dict[str, Rule] = {"limit": LIMIT, "batch_size": BATCH_SIZE, "concurrency": CONCURRENCY,
+                                "base_url": BASE_URL}
+EMBODIED_FIELDS: dict[str, Rule] = {"replan_cap": REPLAN_CAP, "max_new_tokens": MAX_NEW_TOKENS, "limit": LIMIT}
+TOP_KEYS = {"out", "executor", "ray_address", "text", "embodied", *TOP_FIELDS}
+TEXT_KEYS = {"models", "datasets", "conditions", *TEXT_FIELDS}
+EMBODIED_KEYS = {"planners", "episodes", "simulators", "simulator_options", *EMBODIED_FIELDS}
 
 
 @dataclass
@@ -88,15 +107,29 @@ def _check_keys(path: Path, table: Any, allowed: set[str], where: str) -> dict[s
         raise UserError(f"{path}: {where}: expected a table")
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise UserError(f"{path}: {where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
+        raise UserError(f"{path}: {where}: unknown field {shown(unknown[0])} (known: {', '.join(sorted(allowed))})")
     return table
+
+
+def _settings(path: Path, table: dict[str, Any], fields: dict[str, Rule], where: str) -> dict[str, Any]:
+    """The table's settings, each checked by the rule of the option it stands for."""
+    return {key: rule.check(table[key], f"{path}: {where}{key} (as {rule.flag})")
+            for key, rule in fields.items() if key in table}
 
 
 def _existing(path: Path, base: Path, entry: str, where: str) -> Path:
     target = (base / entry).resolve()
     if not target.exists():
-        raise UserError(f"{path}: {where}: {entry!r} does not exist (paths are relative to the plan file)")
+        raise UserError(f"{path}: {where}: {shown(entry)} does not exist (paths are relative to the plan file)")
     return target
+
+
+def _field(path: Path, where: str, check: Callable[[], T]) -> T:
+    """``check()``, its one-line refusal prefixed with the plan file and the field."""
+    try:
+        return check()
+    except UserError as exc:
+        raise UserError(f"{path}: {where}: {exc}") from None
 
 
 def _conditions_of(dataset: Path) -> list[str]:
@@ -109,71 +142,99 @@ def _conditions_of(dataset: Path) -> list[str]:
     return [name for name, _ in suite(items[0]["suite"]).conditions_listing()] if items else []
 
 
-def _simulator_engine(path: Path, name: str) -> None:
-    """A plan's simulator names a registered simulator engine (else one line naming the field)."""
-    from framebench.registry import engine_for
+def _read_toml(path: Path) -> dict[str, Any]:
+    from framebench.jsonl import read_text_strict
 
     try:
-        engine_for(name, "simulator")
-    except UserError as exc:
-        raise UserError(f"{path}: embodied.simulators: {exc}") from None
+        return tomllib.loads(read_text_strict(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML ({exc})") from None
 
 
 def read_plan(path: Path) -> Plan:
-    """Parse and validate a sweep plan; every mistake is one line naming the file and field."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such plan file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not valid TOML ({exc})") from None
-    _check_keys(path, raw, TOP_KEYS, "plan")
+    """Parse and validate a sweep plan whole: every field, model, planner, simulator, condition and
+    path is checked before anything runs; every mistake is one line naming the file and field."""
+    from framebench.executors import EXECUTORS
+    from framebench.paths import check_out_folder
+
+    raw = _check_keys(path, _read_toml(path), TOP_KEYS, "plan")
     base = path.resolve().parent
-    if not isinstance(raw.get("out"), str):
+    if not isinstance(raw.get("out"), str) or not raw["out"].strip():
         raise UserError(f"{path}: out: expected the sweep's output folder (a string)")
-    out = (base / raw["out"]).resolve()
+    out = _field(path, "out", lambda: check_out_folder((base / raw["out"]).resolve(), "folder"))
     executor = raw.get("executor", "ray")
-    if executor not in ("local", "ray"):
-        raise UserError(f"{path}: executor: expected local or ray, got {executor!r}")
-    workers = raw.get("workers")
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise UserError(f"{path}: workers: expected a positive integer")
-    runs: list[SweepRun] = []
-    if "text" in raw:
-        text = _check_keys(path, raw["text"], TEXT_KEYS, "text")
-        options = {k: text[k] for k in ("limit", "batch_size", "concurrency", "base_url") if k in text}
-        chosen = _strings(path, text, "conditions", "text", required=False)
-        for model in _strings(path, text, "models", "text"):
-            for entry in _strings(path, text, "datasets", "text"):
-                data = _existing(path, base, entry, "text.datasets")
-                offered = _conditions_of(data)  # default: the first (the baseline)
-                for condition in ((chosen or offered[:1]) if offered else [""]):
-                    name = "__".join(filter(None, (_slug(model), _slug(entry), condition)))
-                    runs.append(SweepRun("text", model, data, out / "text" / name, condition, options))
-    if "embodied" in raw:
-        emb = _check_keys(path, raw["embodied"], EMBODIED_KEYS, "embodied")
-        options = {k: emb[k] for k in ("replan_cap", "max_new_tokens", "limit") if k in emb}
-        sim_options = emb.get("simulator_options", {})
-        if not isinstance(sim_options, dict):
-            raise UserError(f"{path}: embodied.simulator_options: expected a table")
-        options["simulator_options"] = sim_options
-        simulators = _strings(path, emb, "simulators", "embodied", required=False) or [DEFAULT_SIMULATOR]
-        for simulator in simulators:
-            _simulator_engine(path, simulator)
-        for planner in _strings(path, emb, "planners", "embodied"):
-            for entry in _strings(path, emb, "episodes", "embodied"):
-                episodes = _existing(path, base, entry, "embodied.episodes")
-                for simulator in simulators:
-                    name = "__".join([_slug(planner), _slug(entry.removesuffix('.gz').removesuffix('.json')),
-                                      *([_slug(simulator)] if simulator != DEFAULT_SIMULATOR else [])])
-                    runs.append(SweepRun("embodied", planner, episodes, out / "embodied" / name, "", options,
-                                         simulator))
+    if executor not in EXECUTORS:
+        raise UserError(f"{path}: executor: expected {' or '.join(EXECUTORS)}, got {shown(executor)}")
+    if raw.get("ray_address") is not None and not isinstance(raw["ray_address"], str):
+        raise UserError(f"{path}: ray_address: expected HOST:PORT or 'auto' (a string), got {shown(raw['ray_address'])}")
+    workers = _settings(path, raw, TOP_FIELDS, "").get("workers")
+    runs = [*(_text_runs(path, base, out, raw["text"]) if "text" in raw else []),
+            *(_embodied_runs(path, base, out, raw["embodied"]) if "embodied" in raw else [])]
     if not runs:
         raise UserError(f"{path}: the plan has no [text] or [embodied] runs")
     names = [r.out for r in runs]
     if len(set(names)) != len(names):
         raise UserError(f"{path}: two runs map to the same folder; give datasets/models distinct names")
     return Plan(out, executor, raw.get("ray_address"), workers, runs)
+
+
+def _text_runs(path: Path, base: Path, out: Path, table: Any) -> list[SweepRun]:
+    """The [text] table's runs: each model resolved with the plan's options, each dataset read
+    and each chosen condition offered by the datasets that take conditions."""
+    from framebench.pipeline.text import model_options
+    from framebench.registry import check_model
+
+    text = _check_keys(path, table, TEXT_KEYS, "text")
+    options = _settings(path, text, TEXT_FIELDS, "text.")
+    chosen = _strings(path, text, "conditions", "text", required=False)
+    models = _strings(path, text, "models", "text")
+    for model in models:
+        _field(path, "text.models", lambda m=model: check_model(m, model_options(m, None, **options)))
+    runs: list[SweepRun] = []
+    for entry in _strings(path, text, "datasets", "text"):
+        data = _existing(path, base, entry, "text.datasets")
+        offered = _field(path, "text.datasets", lambda d=data: _conditions_of(d))  # default: the first
+        for condition in chosen if offered else ():
+            if condition not in offered:
+                raise UserError(f"{path}: text.conditions: unknown condition {shown(condition)} "
+                                f"({entry} offers {', '.join(offered)})")
+        for model in models:
+            for condition in ((chosen or offered[:1]) if offered else [""]):
+                name = "__".join(filter(None, (_slug(model), _slug(entry), condition)))
+                runs.append(SweepRun("text", model, data, out / "text" / name, condition, options))
+    return sorted(runs, key=lambda r: models.index(r.spec))  # model by model, as before
+
+
+def _embodied_runs(path: Path, base: Path, out: Path, table: Any) -> list[SweepRun]:
+    """The [embodied] table's runs: each planner resolved, each simulator with its options and
+    each episode file checked by the simulators that run it."""
+    from framebench.registry import build_engine, check_planner_spec
+
+    emb = _check_keys(path, table, EMBODIED_KEYS, "embodied")
+    options = _settings(path, emb, EMBODIED_FIELDS, "embodied.")
+    sim_options = emb.get("simulator_options", {})
+    if not isinstance(sim_options, dict):
+        raise UserError(f"{path}: embodied.simulator_options: expected a table")
+    options["simulator_options"] = sim_options
+    simulators = _strings(path, emb, "simulators", "embodied", required=False) or [DEFAULT_SIMULATOR]
+    engines = {name: _field(path, "embodied.simulators", lambda n=name: build_engine(n, "simulator"))
+               for name in simulators}
+    for engine in engines.values():
+        _field(path, "embodied.simulator_options", lambda e=engine: e.check_options(sim_options))
+    planners = _strings(path, emb, "planners", "embodied")
+    for planner in planners:
+        _field(path, "embodied.planners", lambda p=planner: check_planner_spec(p))
+    runs = []
+    for entry in _strings(path, emb, "episodes", "embodied"):
+        episodes = _existing(path, base, entry, "embodied.episodes")
+        for engine in engines.values():
+            _field(path, "embodied.episodes", lambda e=engine, f=episodes: e.check_episodes(f))
+        for planner in planners:
+            for simulator in simulators:
+                name = "__".join([_slug(planner), _slug(entry.removesuffix('.gz').removesuffix('.json')),
+                                  *([_slug(simulator)] if simulator != DEFAULT_SIMULATOR else [])])
+                runs.append(SweepRun("embodied", planner, episodes, out / "embodied" / name, "", options, simulator))
+    return sorted(runs, key=lambda r: planners.index(r.spec))
 
 
 def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool) -> None:

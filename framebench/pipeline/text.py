@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from framebench import records as rec
 from framebench.backends import Backend, Decoding
+from framebench.bounds import LIMIT
 from framebench.console import warn
 from framebench.errors import UserError
 from framebench.executors import Chunk, Recipe, Unit, streamed
@@ -74,9 +75,7 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
             raise UserError(f"--formats: unknown format {f!r} (use {', '.join(known_formats)})")
     chosen = [it for it in items if (not tasks or it["task"] in tasks) and (not formats or it["format"] in formats)]
     if limit is not None:
-        if limit < 1:
-            raise UserError(f"--limit must be a positive integer, got {limit}")
-        chosen = chosen[:limit]
+        chosen = chosen[:LIMIT.check(limit, "--limit")]
     return chosen
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 from flask import Flask, Response, request
 
+from framebench.bounds import shorten, shown
 from framebench.errors import UserError
 from framebench.scoring import viewer_links as links
 from framebench.viewer import pages
@@ -69,7 +70,7 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
 
     @app.errorhandler(404)
     def not_found(_exc: Exception) -> Response:
-        return page("error.html.j2", status=404, message=f"no page at {request.path}")
+        return page("error.html.j2", status=404, message=f"no page at {shorten(request.path)}")
 
     @app.get("/")
     def records_page() -> Response:
@@ -104,12 +105,12 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
         if not suite or not context_id:
             raise UserError("a context page needs ?suite=SUITE&id=CONTEXT_ID")
         if show not in GRID_SHOW:
-            raise UserError(f"show: expected disagree or breaks, got {show!r}")
+            raise UserError(f"show: expected disagree or breaks, got {shown(show)}")
         models = request.args.getlist("model")
         rows = data.context(suite, context_id, models)
         if rows.empty:
             return page("error.html.j2", status=404,
-                        message=f"no records for context {context_id!r} of suite {suite!r}")
+                        message=f"no records for context {shown(context_id)} of suite {shown(suite)}")
         return page("context.html.j2", suite=suite, context_id=context_id, task=str(rows["task"].iloc[0]),
                     passage=data.passage(suite, context_id), grid=pages.context_grid(data, suite, rows, show),
                     show=show, show_url=lambda value: links.context_url("/", suite, context_id, models)
@@ -124,7 +125,7 @@ def create_app(data: RunData, *, title: str = "framebench results") -> Flask:
         found = pages.find_record(data, suite, item_id, model, request.args.get("run", ""))
         if found is None:
             return page("error.html.j2", status=404,
-                        message=f"no record of item {item_id!r} ({suite}) by model {model!r}")
+                        message=f"no record of item {shown(item_id)} ({shorten(suite)}) by model {shown(model)}")
         return page("record.html.j2", **pages.record_page(data, *found))
 
     @app.get("/report")

@@ -8,6 +8,7 @@ output. Nothing here touches the HTML: see ``framebench.viewer.app``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from framebench.bounds import MAX_DIGITS, shown
 from framebench.errors import UserError
 
 # query parameter -> record column, in the order the filter bar shows them; the registered
@@ -34,6 +36,7 @@ def choice_filters() -> list[str]:
     """The filters shown as drop-downs (all but ``context``)."""
     return [name for name in filters() if name != "context"]
 BOOLEAN_VALUES = {"yes": True, "no": False}
+MAX_SEARCH = 1_000  # characters of a search (the page echoes it in the search box)
 
 
 @dataclass
@@ -165,21 +168,25 @@ def parse_query(args: Mapping[str, Sequence[str]], choices: Mapping[str, list[st
         if name == "correct":
             bad = [v for v in values if v not in BOOLEAN_VALUES]
             if bad:
-                raise UserError(f"correct: expected yes or no, got {bad[0]!r}")
+                raise UserError(f"correct: expected yes or no, got {shown(bad[0])}")
         chosen[name] = values
     text = (args.get("q") or [""])[0].strip()
+    if len(text) > MAX_SEARCH:
+        raise UserError(f"q: a search of {len(text):,} characters; at most {MAX_SEARCH:,}")
     page = _positive_int(args, "page", 1)
     per_page = min(_positive_int(args, "per_page", 50), 1000)
     return Query(chosen, text, page, per_page)
 
 
 def _positive_int(args: Mapping[str, Sequence[str]], name: str, default: int) -> int:
+    """A page number: ASCII digits only (``str.isdigit`` also takes "²" and "①", which ``int``
+    refuses), short enough to convert."""
     values = args.get(name) or [""]
     value = values[0].strip()
     if value == "":
         return default
-    if not value.isdigit() or int(value) < 1:
-        raise UserError(f"{name}: expected a positive whole number, got {value!r}")
+    if not re.fullmatch(rf"[0-9]{{1,{MAX_DIGITS - 1}}}", value) or int(value) < 1:
+        raise UserError(f"{name}: expected a positive whole number, got {shown(value)}")
     return int(value)
 
 

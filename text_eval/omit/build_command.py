@@ -4,13 +4,15 @@ from pathlib import Path
 
 import typer
 
+from framebench.bounds import CALL_BATCH, option
+
 
 def omit(
     source: Path = typer.Option(..., "--source", help="A folder laid out like ../shared/data (MoralChoice "
                                 "seed), or a folder with project-authored scenarios.jsonl (the demo)."),
     model: str = typer.Option(None, "--model", help="Model spec used for frames and the persona panel."),
     out: Path = typer.Option(..., "--out", help="Output folder."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Chats per backend call."),
+    batch_size: int = option(CALL_BATCH, 16, help="Chats per backend call."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the model calls and tokens each stage "
                                  "would need, and stop before any call (nothing is written)."),
 ) -> None:
@@ -30,11 +32,17 @@ def omit(
         raise UserError(f"{source}: not a folder")
     started = time.perf_counter()
     if (source / AUTHORED_FILE).is_file():
+        if dry_run:
+            typer.echo(f"dry run: {source} holds project-authored scenarios ({AUTHORED_FILE}); the build makes no "
+                       "model calls; nothing was called or written")
+            return
         report = build_from_authored(source, out)
     else:
-        from framebench.backends import load_backend
+        from framebench.backends import DEFAULT_MODEL, load_backend
+        from framebench.registry import check_model
         from text_eval.omit.seed import load_seed, locate_seed
 
+        check_model(model or DEFAULT_MODEL)  # a mistyped spec is named before the seed is read
         seed = load_seed(locate_seed(source))  # checked before any model is loaded
         if dry_run:
             _print_plan(seed, model)
