@@ -21,7 +21,7 @@ from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
 from text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
 from text_eval.framingqa.build_report import BuildResult
-from text_eval.framingqa.contexts import Context, Dropped
+from text_eval.framingqa.contexts import SOURCE_LAYOUT, Context, Dropped
 from text_eval.framingqa.domains import domain, task_names
 from text_eval.framingqa.expansion import expand, expected_counts
 from text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
@@ -50,7 +50,7 @@ def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[Dropped], lis
     """Contexts of the requested tasks from a source folder or HF."""
     source = opts.source
     if source != "hf" and not Path(source).is_dir():
-        raise UserError(f"{source}: source folder not found (give a folder laid out like ../shared/data, or 'hf')")
+        raise UserError(f"{source}: no such folder (looked for {Path(source).resolve()}); {SOURCE_LAYOUT}")
     contexts: list[Context] = []
     dropped: list[Dropped] = []
     notes: list[str] = []
