@@ -8,7 +8,7 @@ from pathlib import Path
 
 from framebench.backends.engines import HF_OPTIONS
 from framebench.registry import Engine
-from framebench.simulation import SimulationSettings, Simulator
+from framebench.simulation import DryRun, SimulationSettings, Simulator
 
 
 def _oracle(arg: str):
@@ -86,6 +86,46 @@ class SymbolicSimulator(Simulator):
                    limit=s.limit, progress=progress, identity=identity, parsed=parsed,
                    max_new_tokens=s.max_new_tokens, model_args=dict(s.model_args), executor=executor,
                    ray_address=ray_address, ray_workers=ray_workers)
+
+    def dry_run(self, planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:
+        return symbolic_dry_run(planner, episodes, settings)
+
+
+def planner_calls_model(spec: str) -> bool | None:
+    """Whether planner ``spec`` calls a model at every decision (and so is held to the replan
+    cap), read from its class without building it; None for a planner engine of a plugin."""
+    from embodied.choice_planner import ChoicePlanner
+    from embodied.planners import LLMPlanner, OraclePlanner, ScriptPlanner
+    from framebench.registry import engines_of
+
+    kind = spec.partition(":")[0]
+    if kind not in engines_of("planner"):
+        return LLMPlanner.uses_cap  # a model spec drives the LLM planner
+    classes = {"oracle": OraclePlanner, "script": ScriptPlanner, "choice": ChoicePlanner}
+    return classes[kind].uses_cap if kind in classes else None
+
+
+def symbolic_dry_run(planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:
+    """Episodes x framings as the runner runs them; an LLM planner's framing makes at most
+    replan_cap + 1 planner calls (``embodied.runner``: PARTNR's replanning_count)."""
+    from embodied.env import MAX_SIM_STEPS
+    from embodied.episodes import read_episodes
+    from embodied.framing import FRAMINGS, framing_slot
+    from embodied.planners import check_planner_spec
+
+    check_planner_spec(planner)
+    symbolic_options(settings.options)
+    parsed = read_episodes(episodes)
+    calls = planner_calls_model(planner)
+    per_variant = None if calls is None else (settings.replan_cap + 1 if calls else 0)
+    cap = f"planner call {settings.replan_cap + 1} (replan cap {settings.replan_cap})"
+    capped = (cap,) if calls else (f"{cap}, if the planner calls a model",) if calls is None else ()
+    choice = planner.partition(":")[0] == CHOICE.name
+    per_call = ("scores the actions the simulator would accept" if choice
+                else f"generates at most {settings.max_new_tokens} tokens")
+    return DryRun(episodes=len(parsed[:settings.limit]), episodes_in_file=len(parsed),
+                  framings=tuple(framing_slot(b, lv) for b, lv in FRAMINGS), calls_per_variant=per_variant,
+                  per_call=per_call if calls else "", ends=("Done[]", *capped, f"{MAX_SIM_STEPS:,} sim steps"))
 
 
 ORACLE = Engine("oracle", "planner", _oracle, arg="none",

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from framebench.run_folder import Runs, RunSummary
+    from framebench.simulation import DryRun
 
-__all__ = ["Scored", "compare", "plan", "run_embodied", "run_text", "score", "write_report"]
+__all__ = ["Scored", "compare", "embodied_dry_run", "plan", "run_embodied", "run_text", "score", "write_report"]
 
 
 def run_text(model: str | None, data: str | Path, out: str | Path, *,
@@ -77,6 +78,19 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
                                   options=dict(simulator_options or {}))
     return sim.run(planner, Path(episodes), Path(out), settings, progress=progress, force=force,
                    executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
+
+
+def embodied_dry_run(planner: str, episodes: str | Path, *, simulator: str = DEFAULT_SIMULATOR,
+                     replan_cap: int = 25, max_new_tokens: int = 64,
+                     simulator_options: Mapping[str, Any] | None = None, limit: int | None = None) -> DryRun:
+    """What ``run_embodied`` with these arguments would run (episodes, episode-variants, the
+    bound on planner calls), checked as it checks them; nothing is run or written."""
+    from framebench.registry import build_engine
+    from framebench.simulation import SimulationSettings
+
+    settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens, limit=limit,
+                                  options=dict(simulator_options or {}))
+    return build_engine(simulator, "simulator").dry_run(planner, Path(episodes), settings)
 
 
 @dataclass

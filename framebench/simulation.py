@@ -36,6 +36,30 @@ class SimulationSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DryRun:
+    """What a simulator run would do, counted before anything runs (``framebench embodied
+    --dry-run``): ``episodes`` of ``episodes_in_file`` run (``limit``), each in every one of
+    ``framings`` (neutral first); ``calls_per_variant``: the most planner calls to a model one
+    episode-variant makes (0: the planner calls no model; None: not known before the planner is
+    built); ``per_call``: what one such call does; ``ends``: what ends a variant."""
+
+    episodes: int
+    episodes_in_file: int
+    framings: tuple[str, ...]
+    calls_per_variant: int | None
+    per_call: str = ""
+    ends: tuple[str, ...] = ()
+
+    @property
+    def variants(self) -> int:
+        return self.episodes * len(self.framings)
+
+    @property
+    def planner_calls(self) -> int | None:
+        return None if self.calls_per_variant is None else self.variants * self.calls_per_variant
+
+
 @runtime_checkable
 class Simulator(Protocol):
     """A simulator engine's value. ``options``: its own options (name -> one line of help),
@@ -61,3 +85,10 @@ class Simulator(Protocol):
         different run was there; ``executor``: where the units run (``local`` or ``ray``, on the
         cluster at ``ray_address`` with ``ray_workers`` workers; ``framebench.pipeline``)."""
         ...
+
+    def dry_run(self, planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:
+        """What ``run`` would do with these arguments, checked as ``run`` checks them, without
+        running or writing anything (a simulator that cannot count it says so)."""
+        from framebench.errors import UserError
+
+        raise UserError(f"--dry-run: the {self.name} simulator cannot count its run in advance")

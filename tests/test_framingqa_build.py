@@ -105,6 +105,6 @@ def test_broken_source_is_one_clear_error(tmp_path, shared_data, capsys):
     assert "hearsay/test.tsv" in err and "missing column 'text'" in err
     assert not out.exists()  # nothing half-written
     err = _cli_error(["build", "framingqa", "--source", str(tmp_path / "nowhere"), "--out", str(out)], capsys)
-    assert "source folder not found" in err
+    assert "no such folder" in err and "--source takes a folder holding legalbench/tasks/" in err
     err = _cli_error(["build", "framingqa", "--source", str(src), "--out", str(out), "--tasks", "chess"], capsys)
     assert "unknown task 'chess'" in err

@@ -1,7 +1,8 @@
 """Every offline command the README shows is run here, exactly as written.
 
 Fenced ```bash blocks are run line by line (``framebench ...`` lines, from a scratch folder whose
-``datasets`` points at the project's); blocks tagged ```bash no-test need a GPU, an API or Docker.
+``datasets`` points at the project's, and where every file a ```toml FILE block shows is written first);
+blocks tagged ```bash no-test need a GPU, an API or Docker.
 The two fresh-machine commands in the first lines are checked for their shape here and run for real
 by ``scripts/fresh_check.sh`` (new clone, new venv). The demo itself runs in test_demo.py.
 """
@@ -31,6 +32,11 @@ def offline_commands() -> list[str]:
     return commands
 
 
+def readme_files() -> dict[str, str]:
+    """The files the README shows in full (```toml FILE blocks): name -> text."""
+    return dict(re.findall(r"```toml ([\w.-]+)\n(.*?)```", README, flags=re.S))
+
+
 def test_first_lines_give_the_two_fresh_machine_commands():
     head = "\n".join(README.splitlines()[:6])
     assert f"`{DEMO_CMD}`" in head
@@ -48,6 +54,8 @@ def test_readme_has_offline_commands_to_run():
 
 def test_offline_readme_commands_run(tmp_path):
     (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    for name, text in readme_files().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
     for command in offline_commands():
         args = shlex.split(command)[1:]
         proc = subprocess.run([sys.executable, "-m", "framebench", *args], cwd=tmp_path,

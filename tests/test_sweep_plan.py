@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import sys
 from pathlib import Path
 
 import pytest
+from test_readme import readme_files
 
 from framebench.cli import main
-from framebench.pipeline.sweep import read_plan
+from framebench.pipeline.sweep import (
+    EMBODIED_KEYS,
+    TEXT_KEYS,
+    TOP_KEYS,
+    read_plan,
+    resolve_executor,
+)
 from framebench.records import read_records
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo"
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "datasets" / "demo"
 
 
 def cli(args: list[str]) -> int:
@@ -32,6 +42,20 @@ def cli(args: list[str]) -> int:
      "embodied.simulators: unknown simulator spec 'gazebo'"),
     ('out = "s"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\nsimulator_options = 3\n',
      "embodied.simulator_options: expected a table"),
+    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nconditions = ["M9"]\n',
+     "text.conditions: '" + str(DEMO / "omit") + "' offers no condition 'M9' (it offers M0, M1"),
+    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nanswers = ["guess"]\n',
+     "text.answers: unknown answer mode 'guess' (known: generate, constrained"),
+    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nlimit = "10"\n',
+     "text.limit: expected a positive integer, got '10'"),
+    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nbatch_size = 0\n',
+     'text.batch_size: expected a positive integer or "auto", got 0'),
+    ('out = "s"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\nreplan_cap = true\n',
+     "embodied.replan_cap: expected a positive integer, got True"),
+    ('out = "s"\nexecutor = "local"\nray_address = "auto"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\n',
+     "a Ray address ('auto') with executor local: it applies to executor ray"),
+    ('out = "s"\nworkers = 2\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\n',
+     "workers = 2 with executor local: it applies to executor ray"),
 ])
 def test_bad_plan_is_one_line_exit_2(tmp_path, capsys, body, message):
     plan = tmp_path / "plan.toml"
@@ -122,3 +146,73 @@ def test_a_simulator_checks_its_own_options(tmp_path):
     with pytest.raises(UserError, match="--partnr-compat applies to the symbolic simulator"):
         build_engine("habitat", "simulator").run("oracle", episodes, tmp_path / "h",
                                                  SimulationSettings(options={"partnr_compat": True}), progress=False)
+
+
+def readme_plan(tmp_path: Path) -> Path:
+    """The README's sweep plan, written where the README's command runs it (``datasets`` beside it)."""
+    (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    plan = tmp_path / "sweep.toml"
+    plan.write_text(readme_files()["sweep.toml"], encoding="utf-8")
+    return plan
+
+
+def count_lines(path: Path) -> int:
+    return sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
+def test_the_readme_plan_runs_locally_without_ray_and_ends_with_runs_summary_and_report(tmp_path, capsys,
+                                                                                      monkeypatch):
+    """The plan asks for no executor: it runs here even where ray cannot be imported; each run holds
+    the records its data implies; the output ends with the runs table, the summary and the report."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    plan = readme_plan(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli(["sweep", plan.name, "--quiet"]) == 0
+    out = capsys.readouterr().out
+    sweep_dir = tmp_path / "runs" / "sweep"
+    fq, omit = count_lines(DEMO / "framingqa" / "items.jsonl"), count_lines(DEMO / "omit" / "items.jsonl")
+    with gzip.open(DEMO / "robotics" / "episodes.json.gz", "rt") as fh:
+        episodes = len(json.load(fh)["episodes"])
+    expected = {"text/baseline-random__framingqa": ("framingqa", "generate", "-", fq),
+                "text/baseline-random__framingqa__constrained": ("framingqa", "constrained", "-", fq),
+                "text/baseline-random__omit__M0": ("omit", "generate", "M0", omit),
+                "text/baseline-random__omit__M0__constrained": ("omit", "constrained", "M0", omit),
+                "text/baseline-random__omit__M1": ("omit", "generate", "M1", omit),
+                "text/baseline-random__omit__M1__constrained": ("omit", "constrained", "M1", omit),
+                "embodied/oracle__episodes": ("embodied", "-", "-", 7 * episodes)}
+    for run, (suite, answer, condition, n) in expected.items():
+        df = read_records(sweep_dir / run)
+        assert len(df) == n and set(df.suite) == {suite}, run
+        assert json.loads((sweep_dir / run / "run.json").read_text())["executor"]["name"] == "local"
+        row = next(line for line in out.splitlines() if f" {run} " in line)
+        assert [c.strip() for c in row.strip("│ ").split("│")][2:] == [suite, answer, condition, f"{n:,}"], row
+    runs_table = out.index("framebench sweep: runs")
+    assert runs_table < out.index("framebench sweep summary: FramingQA") < out.index("framebench sweep summary: OMIT")
+    report = sweep_dir / "report" / "report.html"
+    assert out.rstrip().splitlines()[-1] == f"Sweep finished: 7 run(s). Report: {report}"
+    assert report.stat().st_size > 0 and json.loads((sweep_dir / "report" / "report.json").read_text())["framingqa"]
+
+
+def test_the_plan_reference_documents_every_field():
+    """docs/sweeps.md has a row for every field the plan reader accepts, and the README names it."""
+    doc = (REPO / "docs" / "sweeps.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`[]").removeprefix("embodied.") for line in doc.splitlines()
+            if line.startswith("| `")}
+    assert TOP_KEYS | TEXT_KEYS | EMBODIED_KEYS <= rows
+    assert "docs/sweeps.md" in (REPO / "README.md").read_text()
+
+
+@pytest.mark.parametrize("plan_lines, cli_args, expected", [
+    ([], (None, None, None), ("local", None)),
+    (['ray_address = "auto"'], (None, None, None), ("ray", "auto")),
+    ([], (None, "HEAD:6379", None), ("ray", "HEAD:6379")),
+    (['executor = "ray"'], (None, None, None), ("ray", None)),
+    (['executor = "ray"'], ("local", None, None), ("local", None)),
+])
+def test_the_executor_is_local_unless_ray_is_asked_for(tmp_path, plan_lines, cli_args, expected):
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text("\n".join(['out = "s"', *plan_lines, "[embodied]", 'planners = ["oracle"]',
+                                    f'episodes = ["{DEMO / "robotics" / "episodes.json.gz"}"]']) + "\n")
+    plan = read_plan(plan_file)
+    resolve_executor(plan, plan_file, *cli_args)
+    assert (plan.executor, plan.ray_address) == expected

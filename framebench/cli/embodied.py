@@ -1,12 +1,18 @@
 """``framebench embodied``: run a planner on framed episodes (``framebench.api.run_embodied``)."""
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from framebench.bounds import LIMIT, MAX_NEW_TOKENS, REPLAN_CAP, option
 from framebench.cli.options import EXECUTOR, FORCE, RAY_ADDRESS, RAY_WORKERS
 from framebench.cli.text import MODEL_ARG_HELP
+
+if TYPE_CHECKING:
+    from framebench.simulation import DryRun
 
 
 def embodied(
@@ -22,6 +28,9 @@ def embodied(
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = option(LIMIT, None, help="Only the first N episodes."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the episodes, episode-variants and the "
+                                 "bound on planner calls the run would make, and stop (nothing is run "
+                                 "or written)."),
     force: bool = FORCE,
     executor: str = EXECUTOR,
     ray_address: str = RAY_ADDRESS,
@@ -37,9 +46,15 @@ def embodied(
     check_out_folder(out)
     chosen = simulator or api.DEFAULT_SIMULATOR
     engine_for(chosen, "simulator")  # an unknown simulator is the one error line, before any warning
+    options = {"partnr_compat": True} if partnr_compat else {}
+    if dry_run:
+        plan = api.embodied_dry_run(planner, episodes, simulator=chosen, replan_cap=replan_cap,
+                                    max_new_tokens=max_new_tokens, simulator_options=options, limit=limit)
+        print_dry_run(plan, planner, episodes, chosen)
+        return
     run_dir = api.run_embodied(planner, episodes, out, simulator=chosen, replan_cap=replan_cap,
                                max_new_tokens=max_new_tokens, limit=limit,
-                               simulator_options={"partnr_compat": True} if partnr_compat else {},
+                               simulator_options=options,
                                model_args=parse_model_args(model_arg), progress=True, force=force,
                                executor=executor, ray_address=ray_address, ray_workers=ray_workers)
     records = Path(run_dir) / "records.parquet"
@@ -49,3 +64,31 @@ def embodied(
 
         print_summary(summary_report(read_records(records)), title="framebench embodied")
     typer.echo(f"wrote {records}")
+
+
+def print_dry_run(plan: DryRun, planner: str, episodes: Path, simulator: str) -> None:
+    """The dry run's lines, in the manner of ``build omit --dry-run``."""
+    from framebench.registry import engine_for, engines_of
+
+    kind = planner.partition(":")[0]
+    planner_engine = engines_of("planner").get(kind) or engine_for(planner, "model")
+    typer.echo(f"simulator {simulator}: {engine_for(simulator, 'simulator').help}")
+    typer.echo(f"planner {planner}: {planner_engine.help}")
+    typer.echo(f"episodes: {plan.episodes:,} of {plan.episodes_in_file:,} in {episodes}")
+    typer.echo(f"variants: {len(plan.framings)} per episode ({', '.join(plan.framings)}); "
+               f"{plan.variants:,} episode-variants")
+    if plan.calls_per_variant is None:
+        calls = "not known before the planner is built (a plugin planner)"
+    elif plan.calls_per_variant == 0:
+        calls = "none to a model"
+    else:
+        calls = f"at most {plan.calls_per_variant} per variant, {plan.planner_calls:,} in all" + (
+            f"; each {plan.per_call}" if plan.per_call else "")
+    typer.echo(f"planner calls: {calls}")
+    typer.echo(f"a variant ends at {' or '.join(plan.ends)}")
+    if plan.planner_calls is None:
+        bound = ""
+    else:
+        bound = f", at most {plan.planner_calls:,} planner calls" if plan.planner_calls else \
+            ", no planner calls to a model"
+    typer.echo(f"dry run: {plan.variants:,} episode-variants{bound}; nothing was run or written")

@@ -1,17 +1,18 @@
 """``framebench sweep PLAN.toml``: every model x dataset x condition and planner x episode file as
-one run folder, executed on Ray (or locally), then one ``framebench score`` report over all runs.
+one run folder, executed here (or on Ray), then one ``framebench score`` report over all runs.
 
-Plan (paths relative to the plan file)::
+The plan's format, every field with its type and default, is in docs/sweeps.md; in short (paths
+relative to the plan file)::
 
     out = "runs/sweep"            # one run folder per combination below it, report in out/report
-    executor = "ray"              # ray (default) | local
-    ray_address = "auto"          # optional; default: start a local Ray instance for the sweep
-    workers = 4                   # optional; default: as many as the cluster's resources allow
+    executor = "local"            # local (default) | ray; ray_address alone means ray
+    ray_address = "auto"          # optional; with executor ray and no address: a local Ray instance
+    workers = 4                   # optional, ray: default as many as the cluster's resources allow
 
     [text]
     models = ["baseline:random", "hf:/models/Llama-3.1-8B-Instruct"]
     datasets = ["datasets/demo/framingqa", "datasets/demo/omit"]
-    conditions = ["M0", "M2"]     # OMIT datasets: one run per condition (FramingQA ignores it)
+    conditions = ["M0", "M2"]     # datasets with conditions (OMIT): one run per condition
     limit = 200                   # optional, per run
     batch_size = "auto"           # optional
 
@@ -23,9 +24,9 @@ Plan (paths relative to the plan file)::
     [embodied.simulator_options]  # optional: the simulators' own options (each checks its own)
     partnr_compat = true
 
-Runs go one after the other through one Ray connection; each run's units spread over every worker
-the cluster offers. A run folder that is already complete is served from its store, so re-running
-a sweep resumes it.
+Runs go one after the other (through one Ray connection on Ray); each run's units spread over
+every worker the executor offers. A run folder that is already complete is served from its
+store, so re-running a sweep resumes it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from framebench.bounds import (
     shown,
 )
 from framebench.errors import UserError
+from framebench.registry import DEFAULT_ANSWER_MODE
 from framebench.simulation import DEFAULT_SIMULATOR
 
 T = TypeVar("T")
@@ -59,7 +61,7 @@ TEXT_FIELDS: dict[str, Rule] = {"limit": LIMIT, "batch_size": BATCH_SIZE, "concu
                                 "base_url": BASE_URL}
 EMBODIED_FIELDS: dict[str, Rule] = {"replan_cap": REPLAN_CAP, "max_new_tokens": MAX_NEW_TOKENS, "limit": LIMIT}
 TOP_KEYS = {"out", "executor", "ray_address", "text", "embodied", *TOP_FIELDS}
-TEXT_KEYS = {"models", "datasets", "conditions", *TEXT_FIELDS}
+TEXT_KEYS = {"models", "datasets", "conditions", "answers", *TEXT_FIELDS}
 EMBODIED_KEYS = {"planners", "episodes", "simulators", "simulator_options", *EMBODIED_FIELDS}
 
 
@@ -72,16 +74,18 @@ class SweepRun:
     condition: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     simulator: str = ""  # embodied: the simulator engine that runs it
+    answer: str = ""  # text: the answer mode
 
     def label(self) -> str:
         return (f"{self.spec} x {self.data.name}" + (f" x {self.condition}" if self.condition else "")
+                + (f" [{self.answer}]" if self.answer and self.answer != DEFAULT_ANSWER_MODE else "")
                 + (f" on {self.simulator}" if self.simulator and self.simulator != DEFAULT_SIMULATOR else ""))
 
 
 @dataclass
 class Plan:
     out: Path
-    executor: str
+    executor: str | None  # None: not given (``resolve_executor``)
     ray_address: str | None
     workers: int | None
     runs: list[SweepRun]
@@ -162,8 +166,8 @@ def read_plan(path: Path) -> Plan:
     if not isinstance(raw.get("out"), str) or not raw["out"].strip():
         raise UserError(f"{path}: out: expected the sweep's output folder (a string)")
     out = _field(path, "out", lambda: check_out_folder((base / raw["out"]).resolve(), "folder"))
-    executor = raw.get("executor", "ray")
-    if executor not in EXECUTORS:
+    executor = raw.get("executor")
+    if executor is not None and executor not in EXECUTORS:
         raise UserError(f"{path}: executor: expected {' or '.join(EXECUTORS)}, got {shown(executor)}")
     if raw.get("ray_address") is not None and not isinstance(raw["ray_address"], str):
         raise UserError(f"{path}: ray_address: expected HOST:PORT or 'auto' (a string), got {shown(raw['ray_address'])}")
@@ -178,6 +182,17 @@ def read_plan(path: Path) -> Plan:
     return Plan(out, executor, raw.get("ray_address"), workers, runs)
 
 
+def _answer_modes(path: Path, text: dict[str, Any]) -> list[str]:
+    from framebench.registry import answer_modes
+
+    chosen = _strings(path, text, "answers", "text", required=False) or [DEFAULT_ANSWER_MODE]
+    known = answer_modes()
+    for mode in chosen:
+        if mode not in known:
+            raise UserError(f"{path}: text.answers: unknown answer mode {mode!r} (known: {', '.join(known)})")
+    return chosen
+
+
 def _text_runs(path: Path, base: Path, out: Path, table: Any) -> list[SweepRun]:
     """The [text] table's runs: each model resolved with the plan's options, each dataset read
     and each chosen condition offered by the datasets that take conditions."""
@@ -187,6 +202,7 @@ def _text_runs(path: Path, base: Path, out: Path, table: Any) -> list[SweepRun]:
     text = _check_keys(path, table, TEXT_KEYS, "text")
     options = _settings(path, text, TEXT_FIELDS, "text.")
     chosen = _strings(path, text, "conditions", "text", required=False)
+    answers = _answer_modes(path, text)
     models = _strings(path, text, "models", "text")
     for model in models:
         _field(path, "text.models", lambda m=model: check_model(m, model_options(m, None, **options)))
@@ -200,8 +216,11 @@ def _text_runs(path: Path, base: Path, out: Path, table: Any) -> list[SweepRun]:
                                 f"({entry} offers {', '.join(offered)})")
         for model in models:
             for condition in ((chosen or offered[:1]) if offered else [""]):
-                name = "__".join(filter(None, (_slug(model), _slug(entry), condition)))
-                runs.append(SweepRun("text", model, data, out / "text" / name, condition, options))
+                for answer in answers:
+                    mode = answer if answer != DEFAULT_ANSWER_MODE else ""
+                    name = "__".join(filter(None, (_slug(model), _slug(entry), condition, mode)))
+                    runs.append(SweepRun("text", model, data, out / "text" / name, condition, options,
+                                         answer=answer))
     return sorted(runs, key=lambda r: models.index(r.spec))  # model by model, as before
 
 
@@ -237,7 +256,24 @@ def _embodied_runs(path: Path, base: Path, out: Path, table: Any) -> list[SweepR
     return sorted(runs, key=lambda r: planners.index(r.spec))
 
 
-def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool) -> None:
+def resolve_executor(plan: Plan, path: Path, executor: str | None, ray_address: str | None,
+                     workers: int | None) -> None:
+    """Apply the command line's --executor, --ray-address and --ray-workers over the plan's. The
+    executor is local unless the plan or the command line asks for Ray (executor "ray", or a Ray
+    address); an address with executor local is a contradiction."""
+    plan.executor = executor or plan.executor
+    plan.ray_address = ray_address or plan.ray_address
+    plan.workers = workers or plan.workers
+    if plan.executor is None:
+        plan.executor = "ray" if plan.ray_address else "local"
+    if plan.executor == "local" and (plan.ray_address or plan.workers):
+        what = f"a Ray address ({plan.ray_address!r})" if plan.ray_address else f"workers = {plan.workers}"
+        raise UserError(f"{path}: {what} with executor local: it applies to executor ray (drop it, or use "
+                        "executor ray)")
+
+
+def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool,
+            force: bool = False) -> None:
     """One run of the plan, through the text pipeline or its simulator engine (what
     ``framebench text`` and ``framebench embodied --simulator NAME`` run)."""
     from framebench.pipeline.text import run_text
@@ -248,7 +284,8 @@ def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int 
     if run.kind == "text":
         run_text(run.spec, run.data, run.out, limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
                  concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
-                 conditions=run.condition or None, progress=progress, **cluster)
+                 conditions=run.condition or None, answer=run.answer or DEFAULT_ANSWER_MODE, progress=progress,
+                 force=force, **cluster)
         return
     from framebench.simulation import SimulationSettings
 
@@ -257,14 +294,13 @@ def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int 
     settings = SimulationSettings(replan_cap=opts.get("replan_cap", defaults.replan_cap),
                                   max_new_tokens=opts.get("max_new_tokens", defaults.max_new_tokens),
                                   limit=opts.get("limit"), options=dict(opts.get("simulator_options") or {}))
-    sim.run(run.spec, run.data, run.out, settings, progress=progress, **cluster)
+    sim.run(run.spec, run.data, run.out, settings, progress=progress, force=force, **cluster)
 
 
-def run_sweep(plan: Plan, report: Any, progress: bool = True, echo=print) -> list[Path]:
-    """Execute every run of the plan, then score them all into ``plan.out / "report"`` with
-    ``report(run_dirs, out) -> files written`` (the caller's: ``framebench.api`` sits above)."""
+def run_sweep(plan: Plan, progress: bool = True, echo=print, force: bool = False) -> list[Path]:
+    """Execute every run of the plan (``plan.executor`` resolved); their folders, in plan order.
+    ``force``: replace a run folder that holds a different run."""
     from contextlib import nullcontext
-
 
     if plan.executor == "ray":
         from framebench.executors.cluster import ray_session
@@ -272,8 +308,9 @@ def run_sweep(plan: Plan, report: Any, progress: bool = True, echo=print) -> lis
         session: Any = ray_session(plan.ray_address, num_cpus=plan.workers)
     else:
         session = nullcontext()
+    executor = plan.executor or "local"
     with session:
         for number, run in enumerate(plan.runs, start=1):
             echo(f"run {number}/{len(plan.runs)}: {run.label()} -> {run.out}")
-            execute(run, plan.executor, plan.ray_address, plan.workers, progress)
-    return report([r.out for r in plan.runs], plan.out / "report")
+            execute(run, executor, plan.ray_address, plan.workers, progress, force)
+    return [r.out for r in plan.runs]

@@ -25,7 +25,7 @@ from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
 from text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
 from text_eval.framingqa.build_report import BuildResult
-from text_eval.framingqa.contexts import Context, Dropped
+from text_eval.framingqa.contexts import SOURCE_LAYOUT, Context, Dropped
 from text_eval.framingqa.domains import domain, task_names
 from text_eval.framingqa.expansion import expand, expected_counts
 from text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
@@ -54,8 +54,7 @@ def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[AnswerSheet],
 
     source = opts.source
     if source != "hf" and not Path(source).is_dir():
-        raise UserError(f"{source}: source folder not found; give a folder holding legalbench/, fiqa/ and "
-                        "diagnosisarena/ (datasets/framingqa.md, 'Getting the data'), or --source hf")
+        raise UserError(f"{source}: no such folder (looked for {Path(source).resolve()}); {SOURCE_LAYOUT}")
     contexts: list[Context] = []
     sheets: list[AnswerSheet] = []
     dropped: list[Dropped] = []

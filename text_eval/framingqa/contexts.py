@@ -88,6 +88,13 @@ class Dropped:
     reason: str
 
 
+# what --source takes, said wherever a source is missing (a clone has no ../shared/data beside it)
+SOURCE_LAYOUT = ("--source takes a folder holding legalbench/tasks/, fiqa/FiQA_train_question_final.tsv and "
+                 "diagnosisarena/diagnosis_arena_dataset.csv (where to get each: datasets/framingqa.md, Sources), "
+                 "or hf to download LegalBench and DiagnosisArena (--tasks law_issue_spotting,law_hearsay,medicine: "
+                 "the reviewed finance contexts are FiQA titles, read from fiqa/)")
+
+
 def read_table(path: Path, required: tuple[str, ...], sep: str = "\t") -> list[dict[str, str]]:
     """Read a TSV/CSV source file into string rows; unreadable files or missing columns are errors."""
     import pandas as pd
@@ -95,7 +102,7 @@ def read_table(path: Path, required: tuple[str, ...], sep: str = "\t") -> list[d
     try:
         frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
     except FileNotFoundError:
-        raise UserError(f"{path}: source file not found") from None
+        raise UserError(f"{path}: source file not found; {SOURCE_LAYOUT}") from None
     except Exception as exc:  # any parser/IO failure is a structurally broken source
         raise UserError(f"{path}: cannot read source file ({type(exc).__name__}: {exc})") from None
     return check_columns(frame.to_dict("records"), list(frame.columns), required, str(path))

@@ -222,7 +222,10 @@ def _load(opts: Any) -> Loaded:
         name, posts = stackexchange_posts(opts.finance_posts)
         prefix = "fin-se"
     elif opts.source == "hf":
-        raise UserError("finance under --source hf needs --finance-posts PATH (a Stack Exchange Posts.xml)")
+        raise UserError("finance is not on the Hub: its reviewed contexts are FiQA-2018 titles, read from "
+                        "fiqa/FiQA_train_question_final.tsv in a --source folder; with --source hf build "
+                        "--tasks law_issue_spotting,law_hearsay,medicine (or --unreviewed --finance-posts Posts.xml "
+                        "for an audit build from a Stack Exchange dump)")
     else:
         name, posts = fiqa_posts(opts.source)
         prefix = "fin-fiqa"

@@ -26,10 +26,13 @@ def omit(
         build_from_authored,
         build_from_moralchoice,
     )
+    from text_eval.omit.seed import SEED_FILE
 
     check_out_folder(out)
     if not source.is_dir():
-        raise UserError(f"{source}: not a folder")
+        what = "not a folder" if source.exists() else f"no such folder (looked for {source.resolve()})"
+        raise UserError(f"{source}: {what}; --source takes a folder holding {SEED_FILE} (where to get it: "
+                        f"datasets/omit.md), or a folder with {AUTHORED_FILE} (the demo: datasets/demo/omit)")
     started = time.perf_counter()
     if (source / AUTHORED_FILE).is_file():
         if dry_run:
