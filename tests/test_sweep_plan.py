@@ -22,6 +22,7 @@ from framebench.records import read_records
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "datasets" / "demo"
+EPISODES = DEMO / "robotics" / "episodes.json.gz"
 
 
 def cli(args: list[str]) -> int:
@@ -42,19 +43,19 @@ def cli(args: list[str]) -> int:
      "embodied.simulators: unknown simulator spec 'gazebo'"),
     ('out = "s"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\nsimulator_options = 3\n',
      "embodied.simulator_options: expected a table"),
-    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nconditions = ["M9"]\n',
-     "text.conditions: '" + str(DEMO / "omit") + "' offers no condition 'M9' (it offers M0, M1"),
-    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nanswers = ["guess"]\n',
+    (f'out = "s"\n[text]\nmodels = ["baseline:random"]\ndatasets = ["{DEMO / "omit"}"]\nconditions = ["M9"]\n',
+     "text.conditions: unknown condition 'M9' (" + str(DEMO / "omit") + " offers M0, M1"),
+    (f'out = "s"\n[text]\nmodels = ["baseline:random"]\ndatasets = ["{DEMO / "omit"}"]\nanswers = ["guess"]\n',
      "text.answers: unknown answer mode 'guess' (known: generate, constrained"),
-    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nlimit = "10"\n',
-     "text.limit: expected a positive integer, got '10'"),
-    (f'out = "s"\n[text]\nmodels = ["m"]\ndatasets = ["{DEMO / "omit"}"]\nbatch_size = 0\n',
-     'text.batch_size: expected a positive integer or "auto", got 0'),
+    (f'out = "s"\n[text]\nmodels = ["baseline:random"]\ndatasets = ["{DEMO / "omit"}"]\nlimit = "10"\n',
+     "text.limit (as --limit)"),
+    (f'out = "s"\n[text]\nmodels = ["baseline:random"]\ndatasets = ["{DEMO / "omit"}"]\nbatch_size = 0\n',
+     "text.batch_size (as --batch-size)"),
     ('out = "s"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\nreplan_cap = true\n',
-     "embodied.replan_cap: expected a positive integer, got True"),
-    ('out = "s"\nexecutor = "local"\nray_address = "auto"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\n',
+     "embodied.replan_cap (as --replan-cap)"),
+    (f'out = "s"\nexecutor = "local"\nray_address = "auto"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["{EPISODES}"]\n',
      "a Ray address ('auto') with executor local: it applies to executor ray"),
-    ('out = "s"\nworkers = 2\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\n',
+    (f'out = "s"\nworkers = 2\n[embodied]\nplanners = ["oracle"]\nepisodes = ["{EPISODES}"]\n',
      "workers = 2 with executor local: it applies to executor ray"),
 ])
 def test_bad_plan_is_one_line_exit_2(tmp_path, capsys, body, message):
