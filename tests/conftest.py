@@ -1,4 +1,4 @@
-"""Shared fixtures: local data, a tiny random Llama with an in-test tokenizer, SmolLM2."""
+"""Shared fixtures (local data, a tiny random Llama with an in-test tokenizer, SmolLM2) and the test tiers."""
 
 from __future__ import annotations
 
@@ -26,6 +26,23 @@ _SENTENCES = [
     "Yes", "No", "The robot placed the cup on the table.", "Should you act or not act?",
     "Consider the relevant moral principles before you answer.",
 ] * 10
+
+
+# What a test starts, by marker (registered in pyproject.toml); a test with none of them is in the
+# fast tier (`pytest -m fast`, docs/testing.md).
+HEAVY_MARKERS = ("slow", "browser", "vllm", "model", "server", "cluster", "subprocess")
+# Fixtures that start something mark every test that uses them, directly or through another fixture.
+FIXTURE_MARKERS = {"smollm2_dir": "model", "tiny_llama_dir": "model", "httpserver": "server"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if not any(item.get_closest_marker(name) for name in HEAVY_MARKERS):
+            item.add_marker("fast")
 
 
 @pytest.fixture(scope="session")

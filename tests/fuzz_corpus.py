@@ -3,7 +3,7 @@
 Each case writes its files under a fresh folder and returns the ``framebench`` arguments to run;
 every case must end with exit 2, one ``error:`` line on stderr, no traceback and nothing written
 under ``out``. ``run_case`` runs one in-process and classifies the outcome; ``tally`` counts them.
-Used by tests/test_fuzz_inputs.py and runnable as a script for the before/after tallies.
+Used by tests/e2e/test_fuzz_inputs.py and runnable as a script for the before/after tallies.
 """
 
 from __future__ import annotations

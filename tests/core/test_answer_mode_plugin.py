@@ -18,7 +18,7 @@ from framebench import api, registry
 from framebench.records import decode_answer_probs, label_answer_modes, read_records
 from framebench.store import ResultStore
 
-PLUGIN = Path(__file__).resolve().parent / "plugins_answer_mode"
+PLUGIN = Path(__file__).resolve().parents[1] / "plugins_answer_mode"
 
 
 @pytest.fixture

@@ -94,6 +94,7 @@ def _backend(server, monkeypatch, **options):
                         backoff_base=0.01, backoff_max=0.05, max_retries=30, **options)
 
 
+@pytest.mark.server
 def test_flaky_server_gives_clean_answers_and_logs_every_retry(loopback_server, monkeypatch, caplog):
     chats = _chats(40)
     clean = FlakyServer(rate=0.0)
@@ -119,6 +120,7 @@ def test_flaky_server_gives_clean_answers_and_logs_every_retry(loopback_server, 
     assert SECRET not in caplog.text
 
 
+@pytest.mark.server
 def test_client_errors_are_not_retried(loopback_server, monkeypatch):
     loopback_server.expect_request("/v1/chat/completions").respond_with_json(
         {"error": {"message": "bad model"}}, status=400)
@@ -162,6 +164,8 @@ def llama_server():
     del server
 
 
+@pytest.mark.model
+@pytest.mark.server
 @pytest.mark.slow
 def test_real_local_server(llama_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
@@ -175,6 +179,7 @@ def test_real_local_server(llama_server, monkeypatch):
     assert backend.retries == 0
 
 
+@pytest.mark.server
 def test_text_run_through_flaky_server_matches_clean_run(loopback_server, monkeypatch, tmp_path, caplog):
     from text_helpers import framingqa_items, write_items
 
@@ -197,6 +202,7 @@ def test_text_run_through_flaky_server_matches_clean_run(loopback_server, monkey
         flaky.injected)
 
 
+@pytest.mark.server
 def test_cli_with_base_url(loopback_server, monkeypatch, tmp_path):
     from text_helpers import framingqa_items, write_items
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from framebench import records, registry
 
-CORE = Path(__file__).resolve().parent.parent / "framebench"
+CORE = Path(__file__).resolve().parents[2] / "framebench"
 # the sweep plan's [embodied] section is the ``framebench embodied`` command's, not the suite's
 ALLOWED = {("pipeline/sweep.py", "embodied")}
 

@@ -4,7 +4,7 @@ test run so that the README's test command covers them:
 
 * the ``hf:`` engine tests (batching equal to naive, constrained answers, choice scoring, the
   KV-cache adapters) under that transformers version (this run covers the newest);
-* the real-vLLM tests (``tests/test_vllm_real.py``, marker ``vllm``).
+* the real-vLLM tests (``tests/core/test_vllm_real.py``, marker ``vllm``).
 
 Where the side venv could not be built, the tests skip with the reason ``vllm_env.sh`` wrote.
 ``FRAMEBENCH_VLLM_PYTHON`` points at another interpreter with vLLM installed.
@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SIDE_VENV = REPO / ".venv-vllm"
 SKIP_FILE = REPO / ".venv-vllm.skip"
-HF_ENGINE_TESTS = ["tests/test_backend_hf.py", "tests/test_backend_hf_batching.py",
-                   "tests/test_choice_scoring.py", "tests/test_kv_cache.py", "tests/test_text_constrained.py",
-                   "tests/test_backend_vllm.py"]
+pytestmark = pytest.mark.subprocess  # every test runs the side interpreter
+HF_ENGINE_TESTS = ["tests/core/test_backend_hf.py", "tests/core/test_backend_hf_batching.py",
+                   "tests/core/test_choice_scoring.py", "tests/core/test_kv_cache.py",
+                   "tests/text/test_text_constrained.py", "tests/core/test_backend_vllm.py"]
 
 
 def side_python() -> Path:
@@ -64,6 +65,7 @@ def test_side_environment_is_the_low_end_of_the_transformers_range():
 
 
 @pytest.mark.slow
+@pytest.mark.model
 def test_hf_engine_tests_pass_under_the_low_end():
     result = _pytest(side_python(), [*HF_ENGINE_TESTS, "-m", "not vllm"], timeout=2400)
     print(_report(result))
@@ -73,8 +75,9 @@ def test_hf_engine_tests_pass_under_the_low_end():
 
 @pytest.mark.slow
 @pytest.mark.vllm
+@pytest.mark.model
 def test_real_vllm():
-    result = _pytest(side_python(), ["tests/test_vllm_real.py", "-m", "vllm", "-rs"], timeout=3000)
+    result = _pytest(side_python(), ["tests/core/test_vllm_real.py", "-m", "vllm", "-rs"], timeout=3000)
     print(_report(result), file=sys.stderr)
     assert result.returncode == 0, _report(result)
     assert " skipped" not in result.stdout.splitlines()[-1], _report(result)

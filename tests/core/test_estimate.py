@@ -11,7 +11,7 @@ import pytest
 from framebench.cli import main
 from framebench.estimate import Estimate, estimate, select_jobs, trie_size
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 
 

@@ -1,6 +1,6 @@
 """--executor ray on a two-worker local Ray instance (127.0.0.1): records equal a local run's, also
 after SIGKILLing a worker mid-run (10 trials) and after killing the driver and re-running. The
-multi-node cluster without shared storage is tests/test_ray_cluster.py."""
+multi-node cluster without shared storage is tests/core/test_ray_cluster.py."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from framebench.records import read_records
 
 ray = pytest.importorskip("ray")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 DEMO_EPISODES = DEMO / "robotics" / "episodes.json.gz"
 N_EPISODES = 12  # the generated episode set of the kill tests
@@ -107,6 +107,7 @@ def oracle12_local(episodes12, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.cluster
 def test_demo_framingqa_baseline_and_tiny_model_equal_local(cluster, tmp_path, tiny_llama_dir):
     for model, limit in (("baseline:random", None), (f"hf:{tiny_llama_dir}", 48)):
         kwargs = dict(limit=limit, batch_size=8, progress=False)
@@ -121,6 +122,7 @@ def test_demo_framingqa_baseline_and_tiny_model_equal_local(cluster, tmp_path, t
                 child.rmdir() if child.is_dir() else child.unlink()
 
 
+@pytest.mark.cluster
 def test_plugin_engine_scheduled_by_its_declaration_with_model_args(cluster, tmp_path, monkeypatch):
     """A plugin engine (device "remote") gets a quarter CPU per worker, with no edit to framebench,
     and its --model-arg values travel to the workers."""
@@ -142,6 +144,7 @@ def test_plugin_engine_scheduled_by_its_declaration_with_model_args(cluster, tmp
     assert executor["resources"] == {"num_cpus": 0.25} and executor["workers"] == 8  # 2 CPUs / 0.25
 
 
+@pytest.mark.cluster
 def test_demo_omit_equal_local(cluster, tmp_path):
     run_text("baseline:always-no", DEMO / "omit", tmp_path / "local", conditions="M0,M2", progress=False)
     run_text_ray("baseline:always-no", DEMO / "omit", tmp_path / "ray", conditions="M0,M2", progress=False)
@@ -149,6 +152,7 @@ def test_demo_omit_equal_local(cluster, tmp_path):
     assert len(frame(tmp_path / "ray")) == 2 * 32
 
 
+@pytest.mark.cluster
 def test_constrained_answers_with_reasoning_equal_local(cluster, tmp_path, tiny_llama_dir):
     """--answer constrained on the workers (OMIT M1 reasons first, then scores after ANSWER:)."""
     from text_helpers import make_varied_model
@@ -163,6 +167,7 @@ def test_constrained_answers_with_reasoning_equal_local(cluster, tmp_path, tiny_
     assert ray_frame[ray_frame["condition"] == "M1"]["output"].str.len().gt(0).all()
 
 
+@pytest.mark.cluster
 def test_demo_episodes_oracle_equal_local(cluster, tmp_path):
     run_embodied(load_planner("oracle"), DEMO_EPISODES, tmp_path / "local", progress=False)
     executor = run_embodied_ray("oracle", DEMO_EPISODES, tmp_path / "ray")
@@ -233,6 +238,7 @@ def episode_ids(path: Path) -> list[str]:
     return [e["episode_id"] for e in read_episodes(path)]
 
 
+@pytest.mark.cluster
 def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, crashing12_local):
     """A worker dies opening episode k (k drawn per trial); its unit goes to a fresh worker and
     the run's records equal a run where nothing died."""
@@ -248,6 +254,7 @@ def test_sigkill_a_worker_mid_run_ten_trials(cluster, tmp_path, episodes12, cras
         assert_each_stored_once(out, total)  # what the dead worker returned is never redone
 
 
+@pytest.mark.cluster
 def test_multi_episode_units_sigkill_a_worker_mid_unit(cluster, tmp_path, episodes12, crashing12_local):
     """Units of 3 episodes: a worker dying at a unit's second or third episode loses only the
     episodes it had not returned; the unit's rest goes to a fresh worker, each episode stored once."""
@@ -264,6 +271,8 @@ def test_multi_episode_units_sigkill_a_worker_mid_unit(cluster, tmp_path, episod
         assert len(list((out / "episodes").iterdir())) == total
 
 
+@pytest.mark.cluster
+@pytest.mark.subprocess
 def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracle12_local):
     out = tmp_path / "run"
     command = [sys.executable, "-m", "framebench", "embodied", "--planner", "oracle", "--episodes",
@@ -289,6 +298,8 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
     assert info["n_framings"] == N_EPISODES * 7
 
 
+@pytest.mark.cluster
+@pytest.mark.subprocess
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     """The in-container runner's batches run as Ray units against a stand-in planner_demo."""
     from partnr_adapters import habitat_simulator
@@ -335,6 +346,7 @@ def test_executor_ray_without_ray_is_one_line(monkeypatch, tmp_path, capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.cluster
 def test_sweep_on_ray_runs_every_combination_and_scores(cluster, tmp_path):
     from framebench.cli import main
 
@@ -359,6 +371,7 @@ def test_sweep_on_ray_runs_every_combination_and_scores(cluster, tmp_path):
     assert total == 2 * (20 + 20) + 28
 
 
+@pytest.mark.cluster
 def test_local_instance_stays_on_loopback(cluster):
     """Every node of the local instance, and the address the drivers dial, is 127.0.0.1."""
     assert cluster.split(":")[0] == "127.0.0.1"

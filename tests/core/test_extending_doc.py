@@ -1,12 +1,12 @@
 """docs/extending.md shows the tested plugin's code: each block headed by a path comment is that
-file, byte for byte (so the worked examples cannot drift from what tests/test_plugins.py runs)."""
+file, byte for byte (so the worked examples cannot drift from what tests/core/test_plugins.py runs)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"```(?:python|ini)\n# (tests/plugins[\w]*/\S+)\n(.*?)```", re.DOTALL)
 
 

@@ -24,7 +24,7 @@ from framebench.integrity import run_problems
 from framebench.runinfo import SEAL_KEY, content_seal
 from framebench.viewer.data import load_run_data
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 
 
@@ -155,6 +155,7 @@ def _store_count(run_dir: Path) -> int:
         return 0
 
 
+@pytest.mark.subprocess
 def test_resume_after_a_clean_kill_still_verifies(varied_dir, tmp_path):
     data = write_items(tmp_path / "data", framingqa_items(4, 5))
     out = tmp_path / "run"

@@ -1,5 +1,5 @@
 """The transformers adapters of ``framebench.backends.kv_cache``, each tested on the installed
-transformers (CI runs this file under both ends of the supported range: see tests/test_engines_range.py)."""
+transformers (CI runs this file under both ends of the supported range: see tests/core/test_engines_range.py)."""
 
 from __future__ import annotations
 

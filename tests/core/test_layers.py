@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
         "sys.exit(lint_imports_command())"]
 
@@ -20,12 +20,14 @@ def run_linter(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+@pytest.mark.subprocess
 def test_import_contracts_are_kept():
     proc = run_linter()
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Contracts: 4 kept, 0 broken." in proc.stdout
 
 
+@pytest.mark.subprocess
 def test_contracts_catch_an_upward_import(tmp_path):
     """The same contracts break on a core module that imports a suite (the check can fail)."""
     config = tmp_path / "contracts.ini"
@@ -47,7 +49,7 @@ def test_no_framebench_module_names_a_suite_package():
     import re
 
     pattern = re.compile(r"^\s*(from|import)\s+(text_eval|embodied|partnr_adapters)\b", re.M)
-    root = Path(__file__).resolve().parent.parent / "framebench"
+    root = Path(__file__).resolve().parents[2] / "framebench"
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py") if pattern.search(p.read_text())]
     assert offenders == []
 
@@ -62,6 +64,7 @@ def test_unknown_answer_mode_is_a_user_error():
         answer_mode("nope")
 
 
+@pytest.mark.subprocess
 def test_cycles_through_lazy_and_type_checking_imports_count(tmp_path):
     """The contracts see imports inside functions and under TYPE_CHECKING (both hid the old
     records -> registry -> suite -> records cycle), and pyproject.toml keeps them counted."""

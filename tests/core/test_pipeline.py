@@ -12,7 +12,7 @@ import pytest
 from framebench.executors.local import streamed
 from framebench.pipeline.text import CALL_SIZE, run_text
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo"
 
 
 class Flaky:

@@ -22,8 +22,8 @@ from text_eval.framingqa.answer_sheets import read_sheets
 from text_eval.framingqa.domains import domains
 from text_eval.omit.conditions import conditions
 
-PLUGINS = Path(__file__).resolve().parent / "plugins"
-EPISODES = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+EPISODES = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 # (number, gold): "Is N even?"
 PARITY = [(4, "Yes"), (7, "No"), (10, "Yes"), (3, "No")]
 
@@ -123,6 +123,7 @@ def test_toy_planner_through_embodied(toy_plugin, tmp_path):
     assert len(logs) == 7 and all(len(log["steps"]) == 2 for log in logs)
 
 
+@pytest.mark.subprocess
 def test_plugin_found_by_a_fresh_interpreter(toy_plugin, tmp_path):
     """The entry points come from the dist-info on the path, as for an installed package."""
     data = parity_items(tmp_path / "items")
@@ -179,7 +180,7 @@ def test_toy_framingqa_domain_is_one_file_and_one_line(toy_plugin, tmp_path):
 def test_toy_omit_intervention(toy_plugin, tmp_path):
     """keyword:Picture says Yes only where M7's instruction is in the prompt: every M0 pair is
     (No, No), every M7 pair (Yes, Yes)."""
-    omit = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "omit"
+    omit = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "omit"
     assert cli(["text", "--model", "keyword:Picture", "--data", str(omit), "--conditions", "M0,M7",
                 "--out", str(tmp_path / "run"), "--quiet"]) == 0
     assert cli(["score", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0

@@ -16,7 +16,7 @@ from framebench.backends.prefix_trie import (
     unique_tokens,
 )
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "framingqa" / "items.jsonl"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "framingqa" / "items.jsonl"
 
 
 def test_trie_nodes_parents_and_counts():

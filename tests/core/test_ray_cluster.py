@@ -34,7 +34,7 @@ from framebench.records import read_records
 
 ray = pytest.importorskip("ray")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 RAY_CLI = [sys.executable, "-m", "ray.scripts.scripts"]
 
@@ -50,7 +50,8 @@ def _unshare_works() -> str:
 
 
 SKIP = _unshare_works()
-pytestmark = pytest.mark.skipif(bool(SKIP), reason=SKIP or "unshare permitted")
+pytestmark = [pytest.mark.skipif(bool(SKIP), reason=SKIP or "unshare permitted"), pytest.mark.cluster,
+              pytest.mark.subprocess]
 
 
 def _free_port() -> int:

@@ -103,6 +103,7 @@ def test_unreadable_file(tmp_path):
         read_records(path)
 
 
+@pytest.mark.subprocess
 def test_cli_reports_bad_records_in_one_line_exit_2(tmp_path):
     df = pd.DataFrame([text_row(bias="sideways")])
     _write_raw(tmp_path, df)
@@ -114,6 +115,7 @@ def test_cli_reports_bad_records_in_one_line_exit_2(tmp_path):
     assert not (tmp_path / "report" / "report.json").exists()
 
 
+@pytest.mark.subprocess
 def test_cli_missing_run_dir_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "framebench", "score", str(tmp_path / "nope"),
                            "--out", str(tmp_path / "r")], capture_output=True, text=True)
@@ -209,6 +211,7 @@ def _silently_damaged(raw: bytes, original: pd.DataFrame) -> bytes:
     raise AssertionError("no silent damage found: the test would prove nothing")
 
 
+@pytest.mark.subprocess
 def test_records_carry_page_checksums_and_a_damaged_page_is_refused(tmp_path):
     """Issue 28: a run folder with only records.parquet and prompts.jsonl (no run.json, whose sha256
     would catch it) whose data page decodes to other values is refused with one line, exit 2."""

@@ -18,7 +18,7 @@ import pytest
 from framebench import api, records
 from framebench.scoring.report import jsonable
 
-FIXTURE = Path(__file__).parent / "fixtures" / "records_v2_main"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "records_v2_main"
 RUNS = ("embodied-oracle", "framingqa-random", "omit-random")
 
 

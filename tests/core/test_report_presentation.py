@@ -17,7 +17,7 @@ from framebench.scoring.markdown import render_markdown, report_sections
 from framebench.scoring.report import compute_report
 from text_eval.framingqa.tables import framingqa_tables
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _fqa_rows(model: str, pattern: dict[str, dict[str, list[bool]]]) -> list[dict]:

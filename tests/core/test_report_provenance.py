@@ -13,7 +13,7 @@ from text_helpers import cli_exit_code, framingqa_items, write_items
 
 from framebench.records import read_records
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 PERSONAS = REPO / "datasets" / "demo" / "omit" / "personas"
 

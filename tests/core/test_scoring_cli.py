@@ -91,6 +91,7 @@ def test_run_dir_without_records(tmp_path: Path, capsys):
     assert err.count("\n") == 0 and "records.parquet" in err
 
 
+@pytest.mark.subprocess
 def test_bad_records_exit_2_one_line(tmp_path: Path):
     write_records(mixed_rows(), tmp_path / "run")
     table = pq.read_table(tmp_path / "run" / "records.parquet")

@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import pandas as pd
+import pytest
 
 from framebench.records import read_records
 from framebench.store import ResultStore, result_key
@@ -78,6 +79,7 @@ def test_first_write_wins_and_no_duplicates(tmp_path):
         assert again.get_many(["k", "k2", "absent"]) == {"k": {"v": 1}, "k2": {"v": 4}}
 
 
+@pytest.mark.subprocess
 def test_sigkill_at_random_points_loses_nothing(tmp_path):
     clean = tmp_path / "clean"
     _run_child(clean)

@@ -214,6 +214,7 @@ def test_static_report_links_with_viewer_url(runs, tmp_path):
 # ---------------------------------------------------------------- the command
 
 
+@pytest.mark.subprocess
 def test_bad_run_dir_is_one_line_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "framebench", "view", str(tmp_path / "nope"),
                            "--port", "0"], capture_output=True, text=True, timeout=60)
@@ -226,6 +227,8 @@ def test_bad_run_dir_is_one_line_exit_2(tmp_path):
     assert "records.parquet: no such records file" in proc.stderr
 
 
+@pytest.mark.server
+@pytest.mark.subprocess
 def test_busy_port_is_one_line_exit_2(runs):
     import socket
 
@@ -256,6 +259,7 @@ def _chromium() -> str:
     return binary
 
 
+@pytest.mark.server
 @pytest.mark.browser
 def test_browser_control_detects_unescaped_output(runs, tmp_path, monkeypatch):
     """Control: the same pages with escaping and the CSP switched off do run the payload in this
@@ -278,6 +282,8 @@ def test_browser_control_detects_unescaped_output(runs, tmp_path, monkeypatch):
     assert "injected" in dom.ids
 
 
+@pytest.mark.server
+@pytest.mark.subprocess
 @pytest.mark.browser
 def test_browser_pages_load_filter_and_show_output_as_text(served, tmp_path):
     everything = DomSummary(dump_dom(_chromium(), served, tmp_path / "p1"))

@@ -13,7 +13,7 @@ import pytest
 from browser_helpers import chromedriver_binary, chromium_binary, open_browser, serve_view
 from viewer_helpers import embodied_run, framingqa_run, omit_run
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.subprocess]
 WIDTH, HEIGHT = 1280, 800
 EXTRA_MODELS = [f"m-{c}" for c in "defgh"]  # answering like m-a: eight models in all
 

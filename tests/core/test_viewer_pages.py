@@ -69,7 +69,7 @@ def test_plugin_suite_shows_its_own_columns(tmp_path, monkeypatch):
     from framebench import registry
     from framebench.records import make_row, write_records
 
-    monkeypatch.syspath_prepend(str(Path(__file__).parent / "plugins"))
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "plugins"))
     importlib.invalidate_caches()
     registry.refresh()
     try:
@@ -181,7 +181,7 @@ def test_a_real_run_keeps_every_turn_it_sent(tmp_path):
 
     from framebench.cli import main
 
-    demo = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "omit"
+    demo = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "omit"
     with pytest.raises(SystemExit) as exc:
         main(["text", "--model", "baseline:always-yes", "--data", str(demo), "--out", str(tmp_path / "run"),
               "--conditions", "M0,M3"])

@@ -5,7 +5,7 @@ OpenAI-compatible server on 127.0.0.1 (generate; constrained through ``top_logpr
 
 vLLM cannot share the project's environment (it pins transformers 5.19 and numpy 2.3): these tests
 run in ``.venv-vllm`` (``scripts/vllm_env.sh``), driven from the main test run by
-``tests/test_engines_range.py``; collected anywhere else they skip. One vLLM engine and one server
+``tests/core/test_engines_range.py``; collected anywhere else they skip. One vLLM engine and one server
 serve every test of the module (start-up dominates: minutes on 2 cores).
 """
 
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.vllm
-pytest.importorskip("vllm", reason="vLLM runs in .venv-vllm (scripts/vllm_env.sh; tests/test_engines_range.py)")
+pytestmark = [pytest.mark.vllm, pytest.mark.model]
+pytest.importorskip("vllm", reason="vLLM runs in .venv-vllm (scripts/vllm_env.sh; tests/core/test_engines_range.py)")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO_ITEMS = REPO / "datasets" / "demo" / "framingqa" / "items.jsonl"
 MAX_MODEL_LEN = 2048
 PROB_TOLERANCE = 1e-4
@@ -201,6 +201,7 @@ def vllm_server(model_dir, vllm_backend):
         log.close()
 
 
+@pytest.mark.server
 def test_openai_against_vllm_server(vllm_server, hf_runs, law_data, tmp_path, monkeypatch):
     from framebench.pipeline.text import run_text
     from framebench.records import read_records

@@ -17,11 +17,12 @@ from framebench import api
 from framebench.errors import UserError
 from framebench.records import read_records
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 EPISODES = DEMO / "robotics" / "episodes.json.gz"
 
 
+@pytest.mark.slow  # runs and scores the three demo suites
 def test_readme_python_example_runs(tmp_path, monkeypatch):
     readme = (REPO / "README.md").read_text()
     (code,) = re.findall(r"## Python API.*?```python\n(.*?)```", readme, flags=re.S)

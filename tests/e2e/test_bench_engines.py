@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 def test_engines_bench_on_tiny_model(tiny_llama_dir, tmp_path):
     from text_helpers import framingqa_items, make_varied_model, write_items
 

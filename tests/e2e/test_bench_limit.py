@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
 
@@ -24,6 +24,7 @@ def test_trie_counts_each_distinct_prefix_once():
     assert trie_positions([]) == (0, 0)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_gpu_script_runs_on_cpu_with_the_tiny_shape(smollm2_dir, tmp_path):
     env = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path), "TOKENIZER": str(smollm2_dir)}

@@ -14,7 +14,7 @@ import typer
 from framebench import __version__
 from framebench.cli import app, main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 
 
@@ -118,6 +118,7 @@ def test_help_shows_flags_plainly_and_nothing_cut(path, capsys, monkeypatch):
             assert "<" not in line.split("--", 1)[1].split("  ", 1)[0]
 
 
+@pytest.mark.subprocess
 def test_help_in_a_pipe_is_wider_than_80_columns():
     """A log file or pipe gets the wide layout (no terminal width to follow)."""
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}

@@ -14,7 +14,7 @@ from text_helpers import cli_run as cli
 
 from framebench.errors import UserError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 EPISODES = DEMO / "robotics" / "episodes.json.gz"
 

@@ -18,9 +18,9 @@ import pytest
 
 from framebench.items import read_items
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def _store_rows(run_dir) -> int:

@@ -14,7 +14,7 @@ from framebench.backends.baseline import BaselineBackend
 from framebench.console import ProgressReporter, clock
 from framebench.pipeline.text import run_text
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
 from fuzz_corpus import REPO, all_cases, run_case
 
 ENTRY_FAMILIES = {"items", "answer_sheets", "seeds", "scenarios", "episodes", "records", "stats",
@@ -21,6 +22,7 @@ def test_corpus_covers_every_entry_point_with_enough_cases():
     assert len({(c.family, c.name) for c in cases}) == len(cases)
 
 
+@pytest.mark.slow  # a long loop: every case of the corpus
 def test_every_malformed_input_is_one_clean_line(tmp_path):
     failures = []
     for i, case in enumerate(all_cases()):
@@ -32,6 +34,7 @@ def test_every_malformed_input_is_one_clean_line(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.subprocess
 def test_a_few_cases_as_real_processes(tmp_path):
     """The same guarantees through the installed console script (exit status, stderr)."""
     chosen = {("seeds", "nul_in_field"), ("episodes", "temporal_cycle")}

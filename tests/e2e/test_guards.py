@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from text_helpers import cli_exit_code, framingqa_items, write_items
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(tmp_path: Path, name: str, items: list[dict], *extra: str) -> Path:
@@ -26,6 +26,7 @@ def _one_line_error(capsys) -> str:
     return err
 
 
+@pytest.mark.slow  # runs, then scores and compares them
 def test_one_models_runs_over_different_datasets_are_refused_unless_allowed(tmp_path, capsys):
     a = _run(tmp_path, "a", framingqa_items(3, 4))
     b = _run(tmp_path, "b", [{**it, "context_id": "other-" + it["context_id"], "item_id": "other-" + it["item_id"]}
@@ -51,6 +52,7 @@ def test_one_models_runs_over_different_datasets_are_refused_unless_allowed(tmp_
     assert md.index("Cautions") < md.index("Headline")  # a reader meets it before any number
 
 
+@pytest.mark.slow  # runs, then scores them
 def test_a_limit_run_is_marked_in_the_console_and_the_report(tmp_path, capsys):
     full = _run(tmp_path, "full", framingqa_items(3, 4))
     report = tmp_path / "r1"

@@ -15,7 +15,7 @@ import pytest
 
 from framebench.store import ResultStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "datasets" / "demo" / "framingqa"
 TASK = ("--tasks", "law_issue_spotting")  # 4 contexts: 240 binary + 124 MC items
 TOTAL = 364
@@ -41,6 +41,7 @@ def _wait_for_answers(proc: subprocess.Popen, deadline: float = 240) -> int:
     raise AssertionError("the run ended before any progress line")
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow  # loads SmolLM2 through hf: and generates until interrupted, twice
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_mid_generation_stops_cleanly_and_the_rerun_resumes(tmp_path, smollm2_dir, signum):

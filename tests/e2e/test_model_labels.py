@@ -16,7 +16,7 @@ from framebench.paths import PROJECT_ROOT, display_path
 from framebench.records import label_answer_modes, model_label, read_records
 from framebench.viewer.data import load_run_data
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
 MODEL = "baseline:always-yes"
 LABELS = {MODEL, f"{MODEL} [constrained]"}

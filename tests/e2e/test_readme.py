@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 DEMO_CMD = "bash scripts/setup.sh && .venv/bin/framebench demo"
 TEST_CMD = "bash scripts/setup.sh --test && .venv/bin/python -m pytest"
@@ -46,6 +46,7 @@ def test_readme_has_offline_commands_to_run():
     assert len(offline_commands()) >= 5
 
 
+@pytest.mark.subprocess
 def test_offline_readme_commands_run(tmp_path):
     (tmp_path / "datasets").symlink_to(REPO / "datasets")
     for command in offline_commands():
@@ -62,6 +63,7 @@ def test_offline_readme_commands_run(tmp_path):
     " ".join(shlex.split(c)[:3 if shlex.split(c)[1] in ("build", "partnr") else 2]) + " --help"
     for c in offline_commands()
 }))
+@pytest.mark.subprocess
 def test_help_works(command):
     proc = subprocess.run([sys.executable, "-m", "framebench", *shlex.split(command)[1:]],
                           capture_output=True, text=True, timeout=120)

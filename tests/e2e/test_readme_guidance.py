@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
 
 
 def test_first_line_does_not_claim_setup_is_offline():

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from text_helpers import cli_exit_code, framingqa_items, write_items
 
 
@@ -21,6 +22,7 @@ def test_scoring_a_folder_of_runs_names_the_runs_inside(tmp_path, capsys):
     assert f"holds run folders further down: {tmp_path / 'demo' / 'runs' / 'one'}" in err
 
 
+@pytest.mark.subprocess
 def test_import_inspect_without_inspect_ai_is_one_line_with_the_install_command(tmp_path):
     log = tmp_path / "x.eval"
     log.write_bytes(b"not a log")
@@ -28,7 +30,7 @@ def test_import_inspect_without_inspect_ai_is_one_line_with_the_install_command(
             "from framebench.cli import main\n"
             f"main(['import', 'inspect', {str(log)!r}, '--data', 'datasets/demo/framingqa', '--out', {str(tmp_path / 'o')!r}])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent)
+                          cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'framebench[inspect]'" in lines[0] and "Traceback" not in done.stderr

@@ -11,7 +11,7 @@ from framebench.cli import main
 from framebench.pipeline.sweep import read_plan
 from framebench.records import read_records
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo"
 
 
 def cli(args: list[str]) -> int:

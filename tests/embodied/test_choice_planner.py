@@ -24,7 +24,7 @@ from embodied.runner import run_framings
 from embodied.skills import SUCCESS, SkillExecutor, parse_action
 from embodied.world import World
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 
 
 def test_oracle_plans_stay_inside_the_valid_candidates():

@@ -7,7 +7,7 @@ from gymnasium.utils.env_checker import check_env
 
 from embodied.env import SymbolicPartnrEnv
 from embodied.world import World
-from tests.test_embodied_skills import SCENE
+from tests.embodied.test_embodied_skills import SCENE
 
 PURPOSES = {"action": "doing it", "correct": {"purpose": "p", "goal": "g", "stance": "appropriate"},
             "incorrect": {"purpose": "q", "goal": "h", "stance": "inappropriate"}}

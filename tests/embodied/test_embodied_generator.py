@@ -56,7 +56,7 @@ def test_seeded_and_stable(tmp_path):
 def test_demo_episodes_are_valid():
     from pathlib import Path
 
-    demo = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+    demo = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
     episodes = read_episodes(demo)
     assert 3 <= len(episodes) <= 6
     planner = OraclePlanner()

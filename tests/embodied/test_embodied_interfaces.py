@@ -15,7 +15,7 @@ from embodied.planners import Decision, OraclePlanner, PlanPlanner
 from framebench.registry import build_engine
 from framebench.simulation import SimulationSettings, Simulator
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 
 
 @pytest.fixture(scope="module")

@@ -171,12 +171,13 @@ def test_quirk5_ties_broken_by_name_and_largest_wins(compat):
     assert world.evaluate(prop3).info == {"*args": (["spoon_2"], ["spoon_4", "cup_5"])}  # largest first
 
 
+@pytest.mark.subprocess
 def test_quirk5_same_choice_under_every_hash_seed():
     code = ("from tests.partnr_quirk_helpers import SCENE, clustered\nfrom embodied.world import World\n"
             "w = World(SCENE)\n"
             "w.next_to |= {frozenset({'spoon_2', 'spoon_4'}), frozenset({'spoon_1', 'spoon_3'})}\n"
             "print(w.evaluate(clustered([['spoon_1', 'spoon_2'], ['spoon_3', 'spoon_4']], [1, 1])).info)")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     seen = {subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in (1, 2, 3)}
     assert seen == {"{'*args': (['spoon_1'], ['spoon_3'])}\n"}

@@ -14,7 +14,7 @@ from embodied.runner import run_framing
 from framebench.cli import main
 from framebench.records import read_records
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "robotics" / "episodes.json.gz"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 
 
 def cli(args):

@@ -10,7 +10,7 @@ import pytest
 
 from framebench.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = {"framingqa": ROOT / "datasets/demo/framingqa", "omit": ROOT / "datasets/demo/omit"}
 
 

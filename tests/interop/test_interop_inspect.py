@@ -29,9 +29,9 @@ from framebench.cli import main  # noqa: E402
 from framebench.records import read_records  # noqa: E402
 from framebench.runinfo import file_sha256  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:

@@ -20,7 +20,7 @@ import pytest
 
 from framebench.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "datasets/demo/framingqa"
 pytestmark = pytest.mark.slow
 TASK = "law_issue_spotting"
@@ -77,6 +77,7 @@ def records(run_dir: Path, mode: str) -> pd.DataFrame:
     return df[df["answer_mode"] == mode].set_index("item_id").sort_index()
 
 
+@pytest.mark.subprocess
 def test_generated_answers_equal_framebench_hf(world: dict) -> None:
     ours, theirs = records(world["fb_gen"], "generate"), records(world["imported"], "generate")
     assert len(theirs) == world["n"] == len(ours) and list(theirs.index) == list(ours.index)
@@ -88,6 +89,7 @@ def test_generated_answers_equal_framebench_hf(world: dict) -> None:
     assert same_answer.mean() >= 0.99
 
 
+@pytest.mark.subprocess
 def test_choice_picks_and_probabilities_equal_framebench_constrained(world: dict) -> None:
     from framebench.records import decode_answer_probs
 
@@ -120,6 +122,7 @@ def printed_metric(printed: str, metric: str) -> dict[str, float]:
     return values
 
 
+@pytest.mark.subprocess
 def test_printed_strict_accuracy_equals_framebench_score(world: dict) -> None:
     printed = printed_metric(world["printed"], "strict_acc")
     accuracy = printed_metric(world["printed"], "acc")
@@ -140,6 +143,7 @@ def test_printed_strict_accuracy_equals_framebench_score(world: dict) -> None:
 
 
 
+@pytest.mark.subprocess
 def test_run_json_carries_lm_eval_provenance(world: dict) -> None:
     from framebench.runinfo import file_sha256
 
@@ -176,6 +180,7 @@ def gen_samples(samples: dict[str, Path]) -> Path:
     return samples["samples_framebench_framingqa_law_issue_spotting_binary_gen"]
 
 
+@pytest.mark.subprocess
 def test_samples_of_another_task_are_refused(world, tmp_path, capsys) -> None:
     output, _, samples = copy_output(world, tmp_path)
     path = gen_samples(samples)
@@ -185,6 +190,7 @@ def test_samples_of_another_task_are_refused(world, tmp_path, capsys) -> None:
     assert str(other) in err and "line 1" in err and "arc_easy" in err
 
 
+@pytest.mark.subprocess
 def test_truncated_line_is_refused(world, tmp_path, capsys) -> None:
     output, _, samples = copy_output(world, tmp_path)
     path = gen_samples(samples)
@@ -194,6 +200,7 @@ def test_truncated_line_is_refused(world, tmp_path, capsys) -> None:
     assert f"{path}: line 5:" in err and "truncated" in err
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("field", ["doc_id", "item_id"])
 def test_ids_not_in_data_are_refused(world, tmp_path, capsys, field: str) -> None:
     output, _, samples = copy_output(world, tmp_path)
@@ -210,6 +217,7 @@ def test_ids_not_in_data_are_refused(world, tmp_path, capsys, field: str) -> Non
     assert f"{path}: line 3:" in err and field in err and "not in DATA" in err
 
 
+@pytest.mark.subprocess
 def test_results_of_another_run_are_refused(world, tmp_path, capsys) -> None:
     output, results, _ = copy_output(world, tmp_path)
     other = results.with_name("results_2020-01-01T00-00-00.000000.json")
@@ -218,6 +226,7 @@ def test_results_of_another_run_are_refused(world, tmp_path, capsys) -> None:
     assert str(other) in err and "line 1" in err and "another lm-eval run" in err
 
 
+@pytest.mark.subprocess
 def test_results_counting_other_samples_are_refused(world, tmp_path, capsys) -> None:
     output, results, samples = copy_output(world, tmp_path)
     value = json.loads(results.read_text())
@@ -227,6 +236,7 @@ def test_results_counting_other_samples_are_refused(world, tmp_path, capsys) -> 
     assert str(gen_samples(samples)) in err and re.search(r"line \d+", err) and "another run" in err
 
 
+@pytest.mark.subprocess
 def test_empty_folder_is_refused(world, tmp_path, capsys) -> None:
     (tmp_path / "empty").mkdir()
     err = refused(world, tmp_path / "empty", tmp_path, capsys)

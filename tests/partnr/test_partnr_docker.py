@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-DOCKER = Path(__file__).resolve().parent.parent / "docker"
+DOCKER = Path(__file__).resolve().parents[2] / "docker"
 DOCKERFILES = [DOCKER / "habitat" / "Dockerfile", DOCKER / "text-eval" / "Dockerfile", DOCKER / "ray" / "Dockerfile"]
 
 
@@ -19,6 +19,7 @@ def hadolint() -> str | None:
     return str(local) if local.is_file() else shutil.which("hadolint")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
 def test_hadolint_clean(dockerfile):
     binary = hadolint()
@@ -29,6 +30,7 @@ def test_hadolint_clean(dockerfile):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.subprocess
 def test_hadolint_flags_a_bad_dockerfile(tmp_path):
     binary = hadolint()
     if binary is None:

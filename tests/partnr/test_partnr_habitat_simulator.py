@@ -102,6 +102,7 @@ def test_docker_command_mounts_gpu_graphics_and_hides_key(tmp_path, monkeypatch)
 
 
 
+@pytest.mark.subprocess
 def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path, capfd):
     """FRAMEBENCH_HABITAT_PYTHON path: the in-container runner runs against a stand-in planner_demo, then ingest."""
     fake = fake_habitat_llm(tmp_path)
@@ -118,6 +119,7 @@ def test_run_habitat_with_a_habitat_interpreter_end_to_end(monkeypatch, tmp_path
     assert "7 episode framings: 7 finished, 0 crashed or missing" in capfd.readouterr().out
 
 
+@pytest.mark.subprocess
 def test_run_habitat_stores_each_variant_once_and_resumes_from_the_store(monkeypatch, tmp_path, capfd):
     """Driver batches go through the run's result store: a re-run runs no batch, and a folder
     whose stats files predate the store (written before batches were stored) is adopted."""

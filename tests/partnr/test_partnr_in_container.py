@@ -17,7 +17,7 @@ import pytest
 
 from partnr_adapters import in_container
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LLM_NODE = "evaluation.agents.agent_0.planner.plan_config"
 
 
@@ -164,6 +164,7 @@ def python39() -> str | None:
     return None
 
 
+@pytest.mark.subprocess
 def test_in_container_runner_and_scene_export_run_on_python39():
     py = python39()
     if py is None:
@@ -223,6 +224,7 @@ def run_in_container(fake, tmp_path, *extra, env_extra=None):
                           env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.subprocess
 def test_run_batches_resumes_and_records_failures(fake_habitat, tmp_path):
     ids = [f"{n}__neutral" for n in range(7)]
     framed = tmp_path / "framed.json.gz"
@@ -254,6 +256,7 @@ def test_run_batches_resumes_and_records_failures(fake_habitat, tmp_path):
     assert other.returncode == 2 and "holds a run of openai:m" in other.stderr
 
 
+@pytest.mark.subprocess
 def test_run_without_habitat_is_one_line_exit_2(tmp_path):
     if in_container.have_habitat():
         pytest.skip("habitat_llm is installed here")

@@ -15,7 +15,7 @@ from framebench.items import read_items
 from text_eval.framingqa.answer_sheets import read_sheets
 from text_eval.framingqa.build import BuildOptions, build
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo" / "framingqa"
 
 

@@ -13,7 +13,7 @@ from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence, mc_layout, 
 from text_eval.framingqa.contexts import FINANCE_SCOPES, HEARSAY_SCOPES, LAW_SCOPES, Context
 from text_eval.framingqa.expansion import expand, expected_counts, option_phrase
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "framingqa"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "framingqa"
 
 # Table 2 of the paper: contexts and question counts per task; ΣE per task follows from Table 1
 # (binary = 54C + 2ΣE, MC = 28C + ΣE) and must agree between the two formats.

@@ -13,7 +13,7 @@ from framebench.records import read_records
 from text_eval.omit.construction import build_from_authored
 from text_eval.omit.personas import PERSONAS, conflict_labels
 
-DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "omit"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "omit"
 
 
 def test_demo_rebuild_reproduces_items(tmp_path):

@@ -17,7 +17,7 @@ from text_helpers import cli_exit_code, framingqa_items, make_varied_model, writ
 from framebench.pipeline.text import run_text
 from framebench.records import read_records
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def omit_items(n: int = 2) -> list[dict]:
@@ -145,6 +145,7 @@ def _store_count(run_dir: Path) -> int:
         return 0
 
 
+@pytest.mark.subprocess
 def test_sigkill_mid_run_then_resume_gives_identical_records(varied_dir, tmp_path):
     items = framingqa_items(4, 5)
     data = write_items(tmp_path / "data", items)
