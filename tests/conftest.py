@@ -1,8 +1,9 @@
-"""Shared fixtures: local data, a tiny random Llama with an in-test tokenizer, SmolLM2."""
+"""Shared fixtures (local data, a tiny random Llama with an in-test tokenizer, SmolLM2) and the test tiers."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,9 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 REPO = Path(__file__).resolve().parent.parent
+# test modules of one area import helpers from another's (test_plugins' cli); a run of one folder finds them
+sys.path[1:1] = [str(p) for p in sorted(Path(__file__).parent.iterdir())
+                 if p.is_dir() and p.name in {"core", "text", "embodied", "partnr", "interop", "e2e"}]
 SHARED_DATA = Path(os.environ.get("FRAMEBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 TINY_CHAT_TEMPLATE = (
@@ -26,6 +30,23 @@ _SENTENCES = [
     "Yes", "No", "The robot placed the cup on the table.", "Should you act or not act?",
     "Consider the relevant moral principles before you answer.",
 ] * 10
+
+
+# What a test starts, by marker (registered in pyproject.toml); a test with none of them is in the
+# fast tier (`pytest -m fast`, docs/testing.md).
+HEAVY_MARKERS = ("slow", "browser", "vllm", "model", "server", "cluster", "subprocess")
+# Fixtures that start something mark every test that uses them, directly or through another fixture.
+FIXTURE_MARKERS = {"smollm2_dir": "model", "tiny_llama_dir": "model", "httpserver": "server"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if not any(item.get_closest_marker(name) for name in HEAVY_MARKERS):
+            item.add_marker("fast")
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ or (arguments, what the error line must name: the file, the line or sample, the 
 case must end with exit 2, one short ``error:`` line on stderr naming those, no traceback and
 nothing written under ``out``. ``run_case`` runs one in-process and classifies the outcome;
 ``tally`` counts them. The families of issue 45 (import, export, sweep, usage errors) are in
-tests/fuzz_surfaces.py. Used by tests/test_fuzz_inputs.py and runnable as a script for the
+tests/fuzz_surfaces.py. Used by tests/e2e/test_fuzz_inputs.py and runnable as a script for the
 before/after tallies (``python tests/fuzz_corpus.py [FAMILY ...]``).
 """
 

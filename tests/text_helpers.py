@@ -1,4 +1,4 @@
-"""Helpers shared by the text-evaluator tests (tests/test_text_*.py, tests/test_backend_*.py) and the
+"""Helpers shared by the text-evaluator tests (tests/text/test_text_*.py, tests/core/test_backend_*.py) and the
 in-process CLI tests (cli_run)."""
 
 from __future__ import annotations

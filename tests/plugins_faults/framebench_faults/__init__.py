@@ -1,6 +1,6 @@
 """``crashing``: the oracle planner, except that the process running it SIGKILLs itself when it opens
 the episode named in the crash file ($FRAMEBENCH_TEST_CRASH_FILE), once per marker. A worker then
-dies at a known point of its unit, however loaded the machine is (tests/test_executor_ray.py)."""
+dies at a known point of its unit, however loaded the machine is (tests/core/test_executor_ray.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,41 @@
+"""bench/gpu.sh --cpu (what a device session runs, on the tiny shape) and bench/limit.py's work
+accounting: the trie counts every distinct prompt prefix once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+
+def test_trie_counts_each_distinct_prefix_once():
+    from limit import trie_positions
+
+    # [1,2,3] and [1,2,4] share two tokens: 3 + 1 nodes; [5] is a trie of its own
+    assert trie_positions([[1, 2, 3], [1, 2, 4], [5]]) == (5, (1 + 2 + 3) + 3 + 1)
+    assert trie_positions([[1, 2], [1, 2]]) == (2, 3)  # a repeated prompt costs nothing more
+    assert trie_positions([]) == (0, 0)
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_gpu_script_runs_on_cpu_with_the_tiny_shape(smollm2_dir, tmp_path):
+    env = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path), "TOKENIZER": str(smollm2_dir)}
+    proc = subprocess.run(["bash", str(REPO / "bench" / "gpu.sh"), "--cpu"], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    result = json.loads((tmp_path / "limit-tiny.json").read_text())
+    runs = {row["run"]: row for row in result["runs"]}
+    assert set(runs) == {"framebench generate", "framebench constrained", "naive loop", "lm-eval style (16)"}
+    assert result["items"] == 94 and runs["naive loop"]["items"] == 10  # one law context, every 10th item
+    # framebench shares prompt prefixes, the reference loops feed every token
+    assert runs["framebench generate"]["prompt_tokens_per_item"] < runs["lm-eval style (16)"]["prompt_tokens_per_item"]
+    assert all(0 < row["utilization"] and row["seconds_per_item"] > 0 for row in runs.values())
+    assert "framebench generate" in proc.stdout and "util" in proc.stdout
