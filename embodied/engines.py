@@ -12,13 +12,14 @@ from framebench.simulation import SimulationSettings, Simulator
 
 
 def _oracle(arg: str):
-    from embodied.planners import OraclePlanner
+    from framebench.embodied.planners import OraclePlanner
 
     return OraclePlanner()
 
 
 def _choice(arg: str, **options):
-    from embodied.choice_planner import ChoicePlanner, check_model_spec
+    from framebench.embodied.choice_planner import ChoicePlanner, check_model_spec
+
     from framebench.registry import build_engine
 
     check_model_spec(arg)
@@ -26,7 +27,7 @@ def _choice(arg: str, **options):
 
 
 def _script(arg: str):
-    from embodied.planners import ScriptPlanner
+    from framebench.embodied.planners import ScriptPlanner
 
     return ScriptPlanner(arg)
 
@@ -58,9 +59,10 @@ class SymbolicSimulator(Simulator):
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
         """The planner is built by the executor's workers (here, or on Ray nodes) after the checks."""
-        from embodied.episodes import read_episodes
-        from embodied.planners import check_planner_spec
-        from embodied.runner import run, run_identity
+        from framebench.embodied.episodes import read_episodes
+        from framebench.embodied.planners import check_planner_spec
+        from framebench.embodied.runner import run, run_identity
+
         from framebench.runinfo import check_reuse
 
         check_planner_spec(planner)

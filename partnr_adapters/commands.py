@@ -17,7 +17,7 @@ def frame(
     from framebench.paths import check_out_file
 
     check_out_file(out)
-    from partnr_adapters.framed_episodes import frame_file
+    from framebench.partnr_adapters.framed_episodes import frame_file
 
     count = frame_file(episodes, purposes, out)
     typer.echo(f"wrote {count} episode framings to {out}")
@@ -31,8 +31,9 @@ def ingest(
     model: str = typer.Option(None, "--model", help="Planner spec for the records (default: from the in-container runner's manifest)."),
 ) -> None:
     """Turn PARTNR outputs into framebench records; crashed or missing episodes are listed, never dropped."""
+    from framebench.partnr_adapters.ingest import ingest as run_ingest
+
     from framebench.paths import check_out_folder
-    from partnr_adapters.ingest import ingest as run_ingest
 
     check_out_folder(out)
 
@@ -50,7 +51,7 @@ def draft_purposes(
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Episodes per model call batch."),
 ) -> None:
     """Draft each episode's framing purposes with a model into a review file a person edits and accepts."""
-    from partnr_adapters.purposes import draft_purposes as run_draft
+    from framebench.partnr_adapters.purposes import draft_purposes as run_draft
 
     counts = run_draft(episodes, model, review, batch_size=batch_size)
     typer.echo(
@@ -65,8 +66,9 @@ def accept_purposes(
     out: Path = typer.Option(..., "--out", help="Purposes file to write (JSON {episode_id: purposes})."),
 ) -> None:
     """Write the purposes file from the accepted entries of a review file."""
+    from framebench.partnr_adapters.purposes import accept_purposes as run_accept
+
     from framebench.paths import check_out_file
-    from partnr_adapters.purposes import accept_purposes as run_accept
 
     check_out_file(out)
 

@@ -58,7 +58,8 @@ def test_list_engines_and_planners(capsys):
 
 
 def test_every_listed_planner_kind_is_accepted_and_baselines_are_not():
-    from embodied.planners import check_planner_spec
+    from framebench.embodied.planners import check_planner_spec
+
     from framebench.errors import UserError
 
     for spec in ("oracle", "script:plan.json", "smollm2", "hf:/models/x", "openai:gpt-4.1-mini"):

@@ -21,6 +21,7 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
+from framebench.paths import data_path
 from framebench.registry import suite
 
 SPLIT = "test"
@@ -46,7 +47,7 @@ class Source:
 
 
 def items_file(data: Path) -> Path:
-    data = Path(data)
+    data = data_path(data)
     return data / ITEMS_FILE if data.is_dir() else data
 
 

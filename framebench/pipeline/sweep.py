@@ -10,14 +10,14 @@ Plan (paths relative to the plan file)::
 
     [text]
     models = ["baseline:random", "hf:/models/Llama-3.1-8B-Instruct"]
-    datasets = ["datasets/demo/framingqa", "datasets/demo/omit"]
+    datasets = ["demo:framingqa", "demo:omit"]
     conditions = ["M0", "M2"]     # OMIT datasets: one run per condition (FramingQA ignores it)
     limit = 200                   # optional, per run
     batch_size = "auto"           # optional
 
     [embodied]
     planners = ["oracle"]
-    episodes = ["datasets/demo/robotics/episodes.json.gz"]
+    episodes = ["demo:robotics/episodes.json.gz"]
     simulators = ["symbolic"]     # optional, any registered simulator engine; default: symbolic
     replan_cap = 25               # optional
     [embodied.simulator_options]  # optional: the simulators' own options (each checks its own)
@@ -93,6 +93,13 @@ def _check_keys(path: Path, table: Any, allowed: set[str], where: str) -> dict[s
 
 
 def _existing(path: Path, base: Path, entry: str, where: str) -> Path:
+    from framebench.paths import DEMO_SCHEME, data_path
+
+    if entry.startswith(DEMO_SCHEME):
+        try:
+            return data_path(entry)
+        except UserError as exc:
+            raise UserError(f"{path}: {where}: {exc}") from None
     target = (base / entry).resolve()
     if not target.exists():
         raise UserError(f"{path}: {where}: {entry!r} does not exist (paths are relative to the plan file)")

@@ -12,11 +12,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain, domains
+
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.vocabulary import MC_ANSWERS
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain, domains
 
 
 @dataclass

@@ -15,16 +15,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
+from framebench.text_eval.framingqa.build_report import BuildResult
+from framebench.text_eval.framingqa.contexts import Context, Dropped
+from framebench.text_eval.framingqa.domains import domain, task_names
+from framebench.text_eval.framingqa.expansion import expand, expected_counts
+from framebench.text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
+
 from framebench.errors import UserError
 from framebench.items import validate_item, write_items
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
-from text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
-from text_eval.framingqa.build_report import BuildResult
-from text_eval.framingqa.contexts import Context, Dropped
-from text_eval.framingqa.domains import domain, task_names
-from text_eval.framingqa.expansion import expand, expected_counts
-from text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
 
 
 @dataclass
@@ -38,7 +39,7 @@ class BuildOptions:
     backend: Any = None  # llm generator: a framebench Backend
     review: Path | None = None  # llm generator: the review JSONL
     progress: bool = True
-    rotate_options: bool = False  # add each MC item's cyclic option rotations (text_eval.framingqa.rotation)
+    rotate_options: bool = False  # add each MC item's cyclic option rotations (framebench.text_eval.framingqa.rotation)
 
 
 def is_prepared(source: str) -> bool:
@@ -133,7 +134,7 @@ def build(opts: BuildOptions) -> BuildResult:
         for task in opts.tasks:
             sheets += extractive_sheets([c for c in contexts if c.task == task], opts.extractive)
     if opts.generator == "llm":
-        from text_eval.framingqa.premise_llm import apply_review, propose
+        from framebench.text_eval.framingqa.premise_llm import apply_review, propose
 
         if opts.backend is None or opts.review is None:
             raise UserError("--generator llm needs --model SPEC and a review file (--review PATH)")
@@ -159,7 +160,7 @@ def build(opts: BuildOptions) -> BuildResult:
         mc += m
     items = binary + mc
     if opts.rotate_options:
-        from text_eval.framingqa.rotation import with_rotations
+        from framebench.text_eval.framingqa.rotation import with_rotations
 
         items = with_rotations(items)
     for n, item in enumerate(items, 1):
@@ -171,8 +172,9 @@ def build(opts: BuildOptions) -> BuildResult:
 
 
 def write_outputs(result: BuildResult, out: Path, source: str) -> None:
+    from framebench.text_eval.framingqa.build_report import render_report
+
     from framebench.runinfo import write_text_atomic
-    from text_eval.framingqa.build_report import render_report
 
     out.mkdir(parents=True, exist_ok=True)
     text = render_report(result, source)  # render first: nothing is written if it fails

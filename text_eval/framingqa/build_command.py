@@ -26,10 +26,11 @@ def framingqa(
                                         "paper's fixed order only."),
 ) -> None:
     """Build FramingQA items (the Table 7 expansion) for law, hearsay, finance and medicine."""
+    from framebench.text_eval.framingqa.build import BuildOptions, build
+    from framebench.text_eval.framingqa.premises import ExtractiveSettings
+
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
-    from text_eval.framingqa.build import BuildOptions, build
-    from text_eval.framingqa.premises import ExtractiveSettings
 
     check_out_folder(out)
     if max_evidence < 1:
@@ -48,7 +49,7 @@ def framingqa(
                         rotate_options=rotate_options,
                         extractive=ExtractiveSettings(threshold=threshold, max_per_distractor=max_evidence))
     result = build(opts)
-    from text_eval.framingqa.rotation import rotation_counts
+    from framebench.text_eval.framingqa.rotation import rotation_counts
 
     binary = sum(1 for it in result.items if it["format"] == "binary")
     fixed, rotated = rotation_counts(result.items)

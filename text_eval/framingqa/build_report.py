@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from text_eval.framingqa.answer_sheets import AnswerSheet
-from text_eval.framingqa.contexts import Context, Dropped
-from text_eval.framingqa.domains import domain, task_names
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet
+from framebench.text_eval.framingqa.contexts import Context, Dropped
+from framebench.text_eval.framingqa.domains import domain, task_names
 
 SAMPLES_PER_TASK = 20
 SAMPLE_TEXT_WORDS = 80
@@ -70,7 +70,7 @@ def _counts(result: BuildResult) -> list[str]:
 
 def _rotations(result: BuildResult) -> list[str]:
     """The option rotations' counts (``--rotate-options``): MC items x options."""
-    from text_eval.framingqa.rotation import rotation_counts
+    from framebench.text_eval.framingqa.rotation import rotation_counts
 
     fixed, rotated = rotation_counts(result.items)
     if not rotated:

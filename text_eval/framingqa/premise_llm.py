@@ -16,12 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, Evidence
+from framebench.text_eval.framingqa.contexts import Context, Dropped
+from framebench.text_eval.framingqa.expansion import option_phrase
+
 from framebench.backends.base import Chat, Decoding
 from framebench.errors import UserError
 from framebench.jsonl import iter_jsonl
-from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence
-from text_eval.framingqa.contexts import Context, Dropped
-from text_eval.framingqa.expansion import option_phrase
 
 DECODING = Decoding(max_new_tokens=80, temperature=0.0)
 BATCH = 16

@@ -17,13 +17,14 @@ def omit(
     """Build OMIT paired action/omission frames selected by a five-persona panel."""
     import time
 
-    from framebench.errors import UserError
-    from framebench.paths import check_out_folder
-    from text_eval.omit.construction import (
+    from framebench.text_eval.omit.construction import (
         AUTHORED_FILE,
         build_from_authored,
         build_from_moralchoice,
     )
+
+    from framebench.errors import UserError
+    from framebench.paths import check_out_folder
 
     check_out_folder(out)
     if not source.is_dir():
@@ -32,8 +33,9 @@ def omit(
     if (source / AUTHORED_FILE).is_file():
         report = build_from_authored(source, out)
     else:
+        from framebench.text_eval.omit.seed import load_seed, locate_seed
+
         from framebench.backends import load_backend
-        from text_eval.omit.seed import load_seed, locate_seed
 
         seed = load_seed(locate_seed(source))  # checked before any model is loaded
         if dry_run:
@@ -52,8 +54,9 @@ def omit(
 
 
 def _print_plan(seed: list[dict], model: str | None) -> None:
+    from framebench.text_eval.omit.construction import planned_calls
+
     from framebench.estimate import counter
-    from text_eval.omit.construction import planned_calls
 
     encode, _, source = counter(model)
     total_in = total_out = total_calls = 0
