@@ -4,6 +4,7 @@ pyproject.toml)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -15,38 +16,51 @@ LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imp
         "sys.exit(lint_imports_command())"]
 
 
-def run_linter(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*LINT, "--no-cache", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+def staged(dest: Path) -> Path:
+    """The package laid out as installed (``scripts/lint_imports.py``)."""
+    spec = importlib.util.spec_from_file_location("lint_imports", REPO / "scripts" / "lint_imports.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.stage(dest)
 
 
 def test_import_contracts_are_kept():
-    proc = run_linter()
+    proc = subprocess.run([sys.executable, REPO / "scripts" / "lint_imports.py"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Contracts: 4 kept, 0 broken." in proc.stdout
 
 
+def test_the_layout_holds_every_module(tmp_path):
+    """The installed layout the contracts see has each suite folder's modules under framebench."""
+    layout = staged(tmp_path)
+    for folder, package in (("text_eval", "text_eval"), ("embodied", "embodied"), ("partnr_adapters", "partnr_adapters")):
+        modules = {p.relative_to(REPO / folder) for p in (REPO / folder).rglob("*.py") if "__pycache__" not in p.parts}
+        assert modules and all((layout / "framebench" / package / m).exists() for m in modules)
+
+
 def test_contracts_catch_an_upward_import(tmp_path):
     """The same contracts break on a core module that imports a suite (the check can fail)."""
+    layout = staged(tmp_path / "layout")
     config = tmp_path / "contracts.ini"
     config.write_text(
-        "[importlinter]\nroot_packages =\n    framebench\n    text_eval\n    fb_probe\n\n"
+        "[importlinter]\nroot_packages =\n    framebench\n    fb_probe\n\n"
         "[importlinter:contract:core]\nname = probe\ntype = forbidden\n"
-        "source_modules =\n    fb_probe\nforbidden_modules =\n    text_eval\n")
-    probe = tmp_path / "fb_probe"
+        "source_modules =\n    fb_probe\nforbidden_modules =\n    framebench.text_eval\n")
+    probe = layout / "fb_probe"
     probe.mkdir()
-    (probe / "__init__.py").write_text("from text_eval import suite  # noqa\n")
-    proc = subprocess.run([*LINT, "--no-cache", "--config", str(config)], cwd=REPO,
+    (probe / "__init__.py").write_text("from framebench.text_eval import suite  # noqa\n")
+    proc = subprocess.run([*LINT, "--no-cache", "--config", str(config)], cwd=layout,
                           capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 1 and "fb_probe -> text_eval" in proc.stdout, proc.stdout + proc.stderr
+                          env={"PYTHONPATH": str(layout), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "fb_probe -> framebench.text_eval" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_no_framebench_module_names_a_suite_package():
     """Not even under TYPE_CHECKING: framebench reaches suites only through its registries."""
     import re
 
-    pattern = re.compile(r"^\s*(from|import)\s+(text_eval|embodied|partnr_adapters)\b", re.M)
+    pattern = re.compile(r"^\s*(from|import)\s+(framebench\.)?(text_eval|embodied|partnr_adapters)\b", re.M)
     root = Path(__file__).resolve().parent.parent / "framebench"
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py") if pattern.search(p.read_text())]
     assert offenders == []

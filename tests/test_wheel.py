@@ -85,35 +85,54 @@ def test_the_check_sees_a_second_top_level_name(tmp_path):
 
 
 def embodied_wheel(tmp: Path) -> Path:
-    """PyPI's embodied 1.2.0 is an sdist whose setup.py reads a requirements.txt it does not ship;
-    given an empty one, it builds as published."""
+    """PyPI's embodied 1.2.0 is an sdist whose setup.py reads requirements files it does not ship;
+    given empty ones, it builds as published."""
     if not EMBODIED_SDIST.exists():
         pytest.skip(f"{EMBODIED_SDIST} missing: scripts/setup.sh --test fetches it")
     with tarfile.open(EMBODIED_SDIST) as tar:
         tar.extractall(tmp, filter="data")
     (src,) = tmp.glob("embodied-1.2.0")
-    (src / "embodied" / "requirements.txt").touch()
+    for missing in ("embodied/requirements.txt", "embodied/agents/dreamerv3/requirements.txt"):
+        (src / missing).parent.mkdir(parents=True, exist_ok=True)
+        (src / missing).touch()
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", tmp / "w", src], cwd=tmp)
     (wheel,) = (tmp / "w").glob("embodied-*.whl")
     return wheel
 
 
+INTACT = """
+import base64, hashlib, importlib.metadata as md, sys
+dist = md.distribution(sys.argv[1])
+bad = [str(f) for f in dist.files if f.hash and base64.urlsafe_b64encode(
+    hashlib.new(f.hash.mode, f.locate().read_bytes()).digest()).rstrip(b"=").decode() != f.hash.value]
+print(dist.version, len(dist.files), bad)
+"""
+
+
 def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
+    """embodied installed first, framebench after it (the order that overwrote embodied/__init__.py
+    when framebench had a top-level ``embodied``). PyPI's embodied 1.2.0 cannot itself be imported
+    as published (its sdist lacks ``embodied/envs``, which its ``__init__`` imports), so its side is
+    checked file by file: every file its RECORD lists still has the recorded hash."""
     _, wheel = built
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path).stdout.strip()
-    deps = run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path).stdout.strip()
-    Path(site, "zz_test_venv_deps.pth").write_text(deps + "\n")  # the test venv's packages, after its own
+    deps = [p for p in sys.path if p.endswith("site-packages")]  # the test venv's packages, after its own
+    Path(site, "zz_test_venv_deps.pth").write_text("".join(f"{p}\n" for p in deps))
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index"]
     run([*pip, embodied_wheel(tmp_path / "emb")], cwd=tmp_path)
     run([*pip, wheel], cwd=tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = ("import embodied, framebench, framebench.embodied, framebench.text_eval; "
-             "print(embodied.__file__); print(framebench.__file__); print(framebench.embodied.__file__)")
+    version, n_files, changed = run([python, "-c", INTACT, "embodied"], cwd=elsewhere, env=env).stdout.split(" ", 2)
+    assert version == "1.2.0" and int(n_files) > 20 and changed.strip() == "[]"
+    assert not any((Path(site) / "embodied").rglob("suite.py"))  # none of framebench's files in it
+    probe = ("import importlib.util, framebench, framebench.embodied, framebench.text_eval; "
+             "print(importlib.util.find_spec('embodied').origin); print(framebench.__file__); "
+             "print(framebench.embodied.__file__)")
     paths = run([python, "-c", probe], cwd=elsewhere, env=env).stdout.split()
     assert all(p.startswith(site) for p in paths), paths  # the installed copies, not the checkout
     assert Path(paths[0]).parent.name == "embodied" and Path(paths[2]).parent.parent.name == "framebench"
@@ -121,5 +140,5 @@ def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
     run([python, "-m", "framebench", "text", "--model", "baseline:always-yes", "--data", "demo:framingqa",
          "--out", "runs/yes"], cwd=elsewhere, env=env)
     assert (elsewhere / "runs" / "yes" / "records.parquet").stat().st_size > 0
-    listing = run([python, "-m", "framebench", "list", "engines"], cwd=elsewhere, env=env).stdout
-    assert "hf" in listing and "oracle" in listing
+    listing = run([python, "-m", "framebench", "list", "planners"], cwd=elsewhere, env=env).stdout
+    assert "oracle" in listing and "choice:" in listing
