@@ -23,11 +23,11 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     args = parser.parse_args()
 
-    from embodied.episodes import write_episodes
-    from embodied.framing import FRAMINGS
-    from embodied.generator import generate
-    from embodied.planners import OraclePlanner, load_planner
-    from embodied.runner import run, run_framing, run_framings
+    from framebench.embodied.episodes import write_episodes
+    from framebench.embodied.framing import FRAMINGS
+    from framebench.embodied.generator import generate
+    from framebench.embodied.planners import OraclePlanner, load_planner
+    from framebench.embodied.runner import run, run_framing, run_framings
 
     print(f"cpu cores: {os.cpu_count()}, load average (1/5/15 min): "
           + " / ".join(f"{x:.2f}" for x in os.getloadavg()))

@@ -138,7 +138,7 @@ def generated_tokens(backend, items, outputs: dict[str, str]) -> dict[str, int]:
 
 
 def decodings_of(items):
-    from text_eval.framingqa.prompts import decoding_for
+    from framebench.text_eval.framingqa.prompts import decoding_for
 
     return {fmt: decoding_for(fmt) for fmt in ("binary", "mc") if any(it["format"] == fmt for it in items)}
 
@@ -211,7 +211,7 @@ def main() -> None:
     import torch
 
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from text_eval.framingqa.prompts import render_chat
+    from framebench.text_eval.framingqa.prompts import render_chat
 
     backend = load_backend(args)
     if args.per_context is None:

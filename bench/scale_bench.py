@@ -125,7 +125,7 @@ def measured(fn) -> tuple[float, object, str]:
 
 
 def build_framingqa(out: Path) -> Path:
-    from text_eval.framingqa.build import BuildOptions, build
+    from framebench.text_eval.framingqa.build import BuildOptions, build
 
     t, _ = timed(lambda: build(BuildOptions(source=str(SHARED), out=out, progress=False)))
     print(f"built FramingQA from {SHARED} in {t:.1f} s")
@@ -167,15 +167,15 @@ def run_embodied_ray(planner: str, episodes: Path, out: Path, workers: int, **_:
     """The oracle on the connected Ray instance; returns run.json's executor entry."""
     import json
 
-    from embodied.runner import run
+    from framebench.embodied.runner import run
 
     run(planner, episodes, out, progress=False, executor="ray", ray_workers=workers)
     return json.loads((out / "run.json").read_text())["executor"]
 
 
 def bench_embodied(ray, episodes: Path, n_items: int, work: Path) -> dict[str, float]:
-    from embodied.planners import load_planner
-    from embodied.runner import run
+    from framebench.embodied.planners import load_planner
+    from framebench.embodied.runner import run
 
     print(f"embodied: oracle over {n_items // 7} episodes x 7 = {n_items} variants   (load {load()})")
     t_local, _, cpu = measured(lambda: run(load_planner("oracle"), episodes, work / "emb-local", progress=False))
@@ -396,8 +396,9 @@ def main() -> None:
     if args.nodes:
         return bench_nodes(args)
 
-    from embodied.episodes import write_episodes
-    from embodied.generator import generate
+    from framebench.embodied.episodes import write_episodes
+    from framebench.embodied.generator import generate
+
     from framebench.executors.cluster import require_ray
 
     ray = require_ray(None)
@@ -413,7 +414,8 @@ def main() -> None:
             t, eps = timed(lambda: generate(args.episodes, seed=0))
             write_episodes(eps, episodes)
             print(f"generated {len(eps)} episodes in {t:.1f} s")
-            import embodied.runner  # noqa: F401  the driver's own imports (pandas, pyarrow, the simulator)
+            import framebench.embodied.runner  # noqa: F401  the driver's own imports (pandas, pyarrow, the simulator)
+
             import framebench.records  # noqa: F401  are paid before any run, not by whichever runs first
 
             res = bench_embodied(ray, episodes, 7 * len(eps), work)

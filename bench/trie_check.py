@@ -79,7 +79,7 @@ def main() -> None:
 
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from limit import decodings_of, load_backend, pick  # noqa: I001  (bench/limit.py)
-    from text_eval.framingqa.prompts import render_chat
+    from framebench.text_eval.framingqa.prompts import render_chat
 
     backend = load_backend(argparse.Namespace(random_init=None, model=args.model, dtype=None))
     items = pick(engines.read_items(args.items), args.task, args.contexts)

@@ -16,10 +16,9 @@ def robotics(
     from framebench.paths import check_out_folder
 
     check_out_folder(out)  # before generating
+    from framebench.embodied.episodes import write_episodes
+    from framebench.embodied.generator import generate
     from rich.progress import Progress
-
-    from embodied.episodes import write_episodes
-    from embodied.generator import generate
 
     with Progress() as bar:
         task = bar.add_task("episodes", total=n)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from embodied.env import SymbolicPartnrEnv
-from embodied.oracle import OracleError, oracle_plan
-from embodied.world import HANDLE_ARGS
+from framebench.embodied.env import SymbolicPartnrEnv
+from framebench.embodied.oracle import OracleError, oracle_plan
+from framebench.embodied.world import HANDLE_ARGS
 
 
 def idle_percent(episode: dict[str, Any], partnr_compat: bool = False) -> float:

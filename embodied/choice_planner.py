@@ -21,9 +21,10 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from embodied.planners import Decision, Planner
-from embodied.skills import SUCCESS, Action, SkillExecutor
-from embodied.world import World
+from framebench.embodied.planners import Decision, Planner
+from framebench.embodied.skills import SUCCESS, Action, SkillExecutor
+from framebench.embodied.world import World
+
 from framebench.backends.base import ScoresContinuations, require
 
 PROMPT_VERSION = "choice-v4"

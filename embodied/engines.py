@@ -12,13 +12,14 @@ from framebench.simulation import DryRun, SimulationSettings, Simulator
 
 
 def _oracle(arg: str):
-    from embodied.planners import OraclePlanner
+    from framebench.embodied.planners import OraclePlanner
 
     return OraclePlanner()
 
 
 def _choice(arg: str, **options):
-    from embodied.choice_planner import ChoicePlanner, check_model_spec
+    from framebench.embodied.choice_planner import ChoicePlanner, check_model_spec
+
     from framebench.registry import build_engine
 
     check_model_spec(arg)
@@ -26,7 +27,7 @@ def _choice(arg: str, **options):
 
 
 def _script(arg: str):
-    from embodied.planners import ScriptPlanner
+    from framebench.embodied.planners import ScriptPlanner
 
     return ScriptPlanner(arg)
 
@@ -58,7 +59,7 @@ class SymbolicSimulator(Simulator):
         symbolic_options(options)
 
     def check_episodes(self, episodes: Path) -> None:
-        from embodied.episodes import read_episodes
+        from framebench.embodied.episodes import read_episodes
 
         read_episodes(episodes)
 
@@ -66,9 +67,10 @@ class SymbolicSimulator(Simulator):
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
         """The planner is built by the executor's workers (here, or on Ray nodes) after the checks."""
-        from embodied.episodes import read_episodes
-        from embodied.planners import check_planner_spec
-        from embodied.runner import run, run_identity
+        from framebench.embodied.episodes import read_episodes
+        from framebench.embodied.planners import check_planner_spec
+        from framebench.embodied.runner import run, run_identity
+
         from framebench.runinfo import check_reuse
 
         check_planner_spec(planner)
@@ -94,8 +96,9 @@ class SymbolicSimulator(Simulator):
 def planner_calls_model(spec: str) -> bool | None:
     """Whether planner ``spec`` calls a model at every decision (and so is held to the replan
     cap), read from its class without building it; None for a planner engine of a plugin."""
-    from embodied.choice_planner import ChoicePlanner
-    from embodied.planners import LLMPlanner, OraclePlanner, ScriptPlanner
+    from framebench.embodied.choice_planner import ChoicePlanner
+    from framebench.embodied.planners import LLMPlanner, OraclePlanner, ScriptPlanner
+
     from framebench.registry import engines_of
 
     kind = spec.partition(":")[0]
@@ -108,10 +111,10 @@ def planner_calls_model(spec: str) -> bool | None:
 def symbolic_dry_run(planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:
     """Episodes x framings as the runner runs them; an LLM planner's framing makes at most
     replan_cap + 1 planner calls (``embodied.runner``: PARTNR's replanning_count)."""
-    from embodied.env import MAX_SIM_STEPS
-    from embodied.episodes import read_episodes
-    from embodied.framing import FRAMINGS, framing_slot
-    from embodied.planners import check_planner_spec
+    from framebench.embodied.env import MAX_SIM_STEPS
+    from framebench.embodied.episodes import read_episodes
+    from framebench.embodied.framing import FRAMINGS, framing_slot
+    from framebench.embodied.planners import check_planner_spec
 
     check_planner_spec(planner)
     symbolic_options(settings.options)

@@ -17,11 +17,10 @@ import string
 from typing import Any
 
 import gymnasium as gym
+from framebench.embodied.evaluation import PropositionTracker
+from framebench.embodied.skills import Action, SkillExecutor, parse_action
+from framebench.embodied.world import World
 from gymnasium import spaces
-
-from embodied.evaluation import PropositionTracker
-from embodied.skills import Action, SkillExecutor, parse_action
-from embodied.world import World
 
 CHARSET = string.printable
 MAX_SIM_STEPS = 20_000
@@ -122,4 +121,4 @@ class SymbolicPartnrEnv(gym.Env):
 
 
 if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="embodied.env:SymbolicPartnrEnv")
+    gym.register(id=ENV_ID, entry_point="framebench.embodied.env:SymbolicPartnrEnv")

@@ -392,7 +392,7 @@ def kind_for(index: int) -> str:
 
 
 def make_episode(seed: int, index: int, max_tries: int = 50) -> dict[str, Any]:
-    from embodied.checks import solvable_not_trivial
+    from framebench.embodied.checks import solvable_not_trivial
 
     kind = kind_for(index)
     for attempt in range(max_tries):

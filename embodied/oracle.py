@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import networkx as nx
-
-from embodied.skills import FAUCET_CLEANED, SUCCESS, Action, SkillExecutor
-from embodied.world import World
+from framebench.embodied.skills import FAUCET_CLEANED, SUCCESS, Action, SkillExecutor
+from framebench.embodied.world import World
 
 
 class OracleError(RuntimeError):

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from embodied.oracle import oracle_plan
-from embodied.skills import TOOL_DESCRIPTIONS
+from framebench.embodied.oracle import oracle_plan
+from framebench.embodied.skills import TOOL_DESCRIPTIONS
+
 from framebench.errors import UserError
 from framebench.registry import check_planner_spec, planner_specs  # noqa: F401  (re-exported)
 

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
-from embodied.episodes import read_episodes
-from embodied.evaluation import evaluation_mode
-from embodied.framing import FRAMINGS, frame_instruction, framing_suffix
-from embodied.planners import Decision, Planner
-from embodied.skills import parse_action
+from framebench.embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
+from framebench.embodied.episodes import read_episodes
+from framebench.embodied.evaluation import evaluation_mode
+from framebench.embodied.framing import FRAMINGS, frame_instruction, framing_suffix
+from framebench.embodied.planners import Decision, Planner
+from framebench.embodied.skills import parse_action
+
 from framebench.run_folder import EPISODE_LOGS
 
 DEFAULT_REPLAN_CAP = 25
@@ -204,7 +205,7 @@ class EpisodeWorker:
 
     def meta(self) -> dict[str, Any]:
         if isinstance(self.planner, str):
-            from embodied.planners import load_planner
+            from framebench.embodied.planners import load_planner
 
             self.planner = load_planner(self.planner, max_new_tokens=self.max_new_tokens,
                                         model_args=self.model_args)
@@ -263,7 +264,7 @@ def run(planner: Planner | str, episodes_file: Path, out: Path, replan_cap: int 
 def episode_rows(episodes: list[dict[str, Any]], results: dict[str, dict[str, Any]], run_id: str, spec: str,
                  uses_cap: bool) -> list[dict[str, Any]]:
     """Each framing's result fields as its record, in records order (episodes x ``FRAMINGS``)."""
-    from embodied.suite import episode_row
+    from framebench.embodied.suite import episode_row
 
     rows = []
     for episode in episodes:

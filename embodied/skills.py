@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from embodied.world import World
+from framebench.embodied.world import World
 
 NAV_BASE = 10
 NAV_PER_METRE = 25

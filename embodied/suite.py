@@ -23,7 +23,8 @@ def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias:
                 replans: int | None, output: str) -> dict[str, Any]:
     """The record of one episode framing, from whichever simulator ran it (``replans`` None: the
     planner makes no LLM calls)."""
-    from embodied.framing import framing_slot
+    from framebench.embodied.framing import framing_slot
+
     from framebench.records import make_row
 
     return make_row(
@@ -45,61 +46,62 @@ class EmbodiedSuite(Suite):
         return planner_steps(run_dir, str(record["item_id"]))
 
     def compute(self, inputs) -> Mapping[str, Any] | None:
-        from embodied.metrics import score_embodied
+        from framebench.embodied.metrics import score_embodied
 
         return score_embodied(inputs.records)
 
     def report_sections(self, report):
         """The tables name the evaluation mode the runs declared (its provenance field)."""
-        from embodied.evaluation import EVALUATION_MODES
-        from embodied.report import embodied_tables
+        from framebench.embodied.evaluation import EVALUATION_MODES
+        from framebench.embodied.report import embodied_tables
+
         from framebench.scoring.sections import Section
 
         evaluation = (report.get("meta") or {}).get(EVALUATION_META)
         return [Section(self.title, embodied_tables(report[self.name], evaluation, EVALUATION_MODES))]
 
     def report_figures(self, report):
-        from embodied.report import embodied_completion_figure
+        from framebench.embodied.report import embodied_completion_figure
 
         return [("Embodied: task completion", embodied_completion_figure(report[self.name]))]
 
     def comparison(self):
-        from embodied.comparisons import EMBODIED_COMPARISON
+        from framebench.embodied.comparisons import EMBODIED_COMPARISON
 
         return EMBODIED_COMPARISON
 
     def summary_tables(self, report):
-        from embodied.report import summary_tables
+        from framebench.embodied.report import summary_tables
 
         return summary_tables(report[self.name])
 
     def headline_rows(self, report):
-        from embodied.report import embodied_headline_rows
+        from framebench.embodied.report import embodied_headline_rows
 
         return embodied_headline_rows(report[self.name])
 
     def context_summary(self, records):
-        from embodied.report import context_summary
+        from framebench.embodied.report import context_summary
 
         return context_summary(records)
 
     def model_summary(self, rows):
-        from embodied.report import model_summary
+        from framebench.embodied.report import model_summary
 
         return model_summary(rows)
 
     def run_fields(self, info, records):
-        from embodied.report import evaluation_mode
+        from framebench.embodied.report import evaluation_mode
 
         return {"evaluation": evaluation_mode(info)}
 
     def meta_fields(self, runs):
-        from embodied.report import evaluation_by_model
+        from framebench.embodied.report import evaluation_by_model
 
         return {EVALUATION_META: evaluation_by_model(runs)}
 
     def answer_mode(self, model, info):
-        from embodied.report import planner_answers
+        from framebench.embodied.report import planner_answers
 
         return planner_answers(model)
 

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from embodied.evaluation import PropositionResult
+from framebench.embodied.evaluation import PropositionResult
 
 STATE_PREDICATES = {
     "is_clean": ("is_clean", True), "is_dirty": ("is_clean", False),

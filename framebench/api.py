@@ -2,9 +2,9 @@
 
     from framebench import api
 
-    api.run_text("baseline:always-yes", "datasets/demo/framingqa", "runs/yes")
+    api.run_text("baseline:always-yes", "demo:framingqa", "runs/yes")
     api.run_text("hf:/models/llama", "items/", "runs/llama", model_args={"batch_size": 32})
-    api.run_embodied("oracle", "datasets/demo/robotics/episodes.json.gz", "runs/oracle")
+    api.run_embodied("oracle", "demo:robotics/episodes.json.gz", "runs/oracle")
     scored = api.score(["runs/yes", "runs/oracle"])
     api.write_report(scored, "report/")        # report.json, report.md, report.html
 
@@ -40,7 +40,8 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
              backend: Any = None, force: bool = False, executor: str = "local",
              ray_address: str | None = None, ray_workers: int | None = None,
              answer: str = DEFAULT_ANSWER_MODE, reasoning_from: Sequence[str | Path] = ()) -> RunSummary:
-    """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` and write
+    """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` (``data``:
+    a folder, or ``demo:NAME`` for a demo dataset installed with framebench) and write
     the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
     declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
     engines that declare them. ``backend``: an already built backend (then ``model`` is unused).
@@ -49,9 +50,10 @@ def run_text(model: str | None, data: str | Path, out: str | Path, *,
     ``answer="constrained"`` scores the allowed answers instead of generating text;
     ``reasoning_from``: run folders whose stores already hold the reasoning of OMIT M1/M4 jobs."""
     from framebench.executors import check_executor
+    from framebench.paths import data_path
     from framebench.pipeline.text import run_text as run
 
-    return run(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
+    return run(model, data_path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
                batch_size=batch_size, concurrency=concurrency, conditions=conditions,
                progress=progress, backend=backend, base_url=base_url, model_args=model_args,
                force=force, answer=answer, reasoning_from=[Path(p) for p in reasoning_from],
@@ -69,6 +71,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     ``simulator_options``: that simulator's own options (``SimulationSettings.options``).
     ``executor="ray"`` runs the episodes on a Ray cluster (``ray_address``, ``ray_workers``)."""
     from framebench.executors import check_executor
+    from framebench.paths import data_path
     from framebench.registry import build_engine
     from framebench.simulation import SimulationSettings
 
@@ -76,7 +79,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens,
                                   limit=limit, model_args=dict(model_args or {}),
                                   options=dict(simulator_options or {}))
-    return sim.run(planner, Path(episodes), Path(out), settings, progress=progress, force=force,
+    return sim.run(planner, data_path(episodes), Path(out), settings, progress=progress, force=force,
                    executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
 
 

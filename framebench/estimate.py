@@ -85,8 +85,10 @@ def select_jobs(data: Path, tasks: Any, formats: Any, limit: int | None, conditi
     """The jobs ``framebench text`` would run, and the number of items they come from."""
     from framebench.errors import UserError
     from framebench.items import ITEMS_FILE, read_items
+    from framebench.paths import data_path
     from framebench.pipeline.text import build_jobs, check_conditions_apply, select_items
 
+    data = data_path(data)
     items_path = data / ITEMS_FILE if data.is_dir() else data
     items = select_items(read_items(items_path), tasks, formats, limit)
     if not items:

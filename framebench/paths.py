@@ -1,8 +1,10 @@
-"""Ids that become file names: checked, never used as paths unchecked."""
+"""Ids that become file names: checked, never used as paths unchecked; and where data arguments
+point (a path, or ``demo:NAME`` for a demo dataset installed with framebench)."""
 
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 
 from framebench.errors import UserError
@@ -63,3 +65,30 @@ def display_path(path: str | Path) -> str:
         if base.parent != base and resolved.is_relative_to(base):  # never relative to "/"
             return str(resolved.relative_to(base)) or "."
     return str(given)
+
+
+DEMO_SCHEME = "demo:"
+
+
+def demo_root() -> Path:
+    """The demo datasets as installed: the package data of ``framebench.demo`` (``datasets/demo``
+    in a checkout)."""
+    return Path(str(resources.files("framebench.demo")))
+
+
+def demo_datasets() -> list[str]:
+    return sorted(p.name for p in demo_root().iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
+def data_path(value: str | Path) -> Path:
+    """A data argument (``--data``, ``--episodes``, a sweep plan's datasets): a path as given, or
+    ``demo:NAME[/FILE]``, a demo dataset installed with framebench, from any folder."""
+    text = str(value)
+    if not text.startswith(DEMO_SCHEME):
+        return Path(value)
+    name = text.removeprefix(DEMO_SCHEME).strip("/")
+    target = demo_root() / name
+    if not name or ".." in Path(name).parts or not target.exists():
+        raise UserError(f"{text}: no such demo dataset (demo datasets: "
+                        f"{', '.join(DEMO_SCHEME + d for d in demo_datasets())})")
+    return target

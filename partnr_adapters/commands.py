@@ -19,7 +19,7 @@ def frame(
     from framebench.paths import check_out_file
 
     check_out_file(out)
-    from partnr_adapters.framed_episodes import frame_file
+    from framebench.partnr_adapters.framed_episodes import frame_file
 
     count = frame_file(episodes, purposes, out)
     typer.echo(f"wrote {count} episode framings to {out}")
@@ -33,8 +33,9 @@ def ingest(
     model: str = typer.Option(None, "--model", help="Planner spec for the records (default: from the in-container runner's manifest)."),
 ) -> None:
     """Turn PARTNR outputs into framebench records; crashed or missing episodes are listed, never dropped."""
+    from framebench.partnr_adapters.ingest import ingest as run_ingest
+
     from framebench.paths import check_out_folder
-    from partnr_adapters.ingest import ingest as run_ingest
 
     check_out_folder(out)
 
@@ -52,7 +53,7 @@ def draft_purposes(
     batch_size: int = option(CALL_BATCH, 8, help="Episodes per model call batch."),
 ) -> None:
     """Draft each episode's framing purposes with a model into a review file a person edits and accepts."""
-    from partnr_adapters.purposes import draft_purposes as run_draft
+    from framebench.partnr_adapters.purposes import draft_purposes as run_draft
 
     counts = run_draft(episodes, model, review, batch_size=batch_size)
     typer.echo(
@@ -67,8 +68,9 @@ def accept_purposes(
     out: Path = typer.Option(..., "--out", help="Purposes file to write (JSON {episode_id: purposes})."),
 ) -> None:
     """Write the purposes file from the accepted entries of a review file."""
+    from framebench.partnr_adapters.purposes import accept_purposes as run_accept
+
     from framebench.paths import check_out_file
-    from partnr_adapters.purposes import accept_purposes as run_accept
 
     check_out_file(out)
 

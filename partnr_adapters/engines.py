@@ -25,7 +25,7 @@ class HabitatSimulator(Simulator):
             progress: bool = True, force: bool = False, executor: str = "local",
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
         """Locally the in-container runner runs here; on Ray its batches are units on the ``habitat`` hosts."""
-        from partnr_adapters import habitat_simulator
+        from framebench.partnr_adapters import habitat_simulator
 
         self.check_options(settings.options)
         habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=executor,

@@ -20,14 +20,14 @@ SUFFIX_SEP = "__"
 
 def framed_id(episode_id: str, bias: str, level: str) -> str:
     """``<episode_id>__<bias>_<level>``, or ``<episode_id>__neutral``."""
-    from embodied.framing import framing_suffix
+    from framebench.embodied.framing import framing_suffix
 
     return f"{episode_id}{SUFFIX_SEP}{framing_suffix(bias, level)}"
 
 
 def parse_framed_id(item_id: str) -> tuple[str, str, str]:
     """Split a framed episode id into (base episode id, bias, level); UserError if it is not one."""
-    from embodied.framing import parse_framing_suffix
+    from framebench.embodied.framing import parse_framing_suffix
 
     base, sep, suffix = str(item_id).rpartition(SUFFIX_SEP)
     framing = parse_framing_suffix(suffix) if sep and base else None
@@ -40,7 +40,8 @@ def parse_framed_id(item_id: str) -> tuple[str, str, str]:
 
 def load_episode_file(path: str | Path) -> dict[str, Any]:
     """Read a PARTNR episode file (``.json`` or ``.json.gz``) holding ``{"episodes": [...]}``."""
-    from embodied.episodes import load_episode_container
+    from framebench.embodied.episodes import load_episode_container
+
     from framebench.paths import check_safe_name
 
     path = Path(path)
@@ -76,7 +77,7 @@ def write_episode_file(data: dict[str, Any], path: str | Path) -> Path:
 
 def load_purposes(path: str | Path) -> dict[str, dict]:
     """Read a purposes file ``{episode_id: purposes}`` and validate every entry."""
-    from embodied.framing import validate_purposes
+    from framebench.embodied.framing import validate_purposes
 
     path = Path(path)
     if not path.is_file():
@@ -97,7 +98,7 @@ def frame_episodes(data: dict[str, Any], purposes: dict[str, dict], source: str 
     Every key other than ``episodes`` is kept; within an episode only ``episode_id`` and
     ``instruction`` change. An episode without purposes is an error naming it.
     """
-    from embodied.framing import FRAMINGS, frame_instruction
+    from framebench.embodied.framing import FRAMINGS, frame_instruction
 
     framed: list[dict[str, Any]] = []
     seen: set[str] = set()

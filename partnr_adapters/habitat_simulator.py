@@ -45,7 +45,7 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
     Unframed episodes take their purposes from ``purposes`` (a purposes file) or from each
     episode's ``info.purposes``.
     """
-    from partnr_adapters.framed_episodes import (
+    from framebench.partnr_adapters.framed_episodes import (
         SUFFIX_SEP,
         frame_episodes,
         load_episode_file,
@@ -171,8 +171,9 @@ class HabitatWorker:
         import json
         import tempfile
 
+        from framebench.partnr_adapters.ingest import MANIFEST_FILE
+
         from framebench.executors import Chunk
-        from partnr_adapters.ingest import MANIFEST_FILE
 
         indices = [index for index, _, _ in unit.payload]
         opts = dict(self.opts, indices=",".join(map(str, indices)), batch_size=len(indices))
@@ -295,8 +296,9 @@ class HabitatRun:
 
     def keys(self, fingerprint: str) -> list[str]:
         """Each variant's store key: planner, variant id, its framed episode, the keyed options."""
+        from framebench.partnr_adapters.framed_episodes import load_episode_file
+
         from framebench.store import result_key
-        from partnr_adapters.framed_episodes import load_episode_file
 
         settings = {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
         framed = load_episode_file(self.framed)["episodes"]
@@ -307,9 +309,10 @@ class HabitatRun:
         them), plan the rest as runner batches."""
         import json
 
+        from framebench.partnr_adapters.ingest import MANIFEST_FILE
+
         from framebench.executors import Unit
         from framebench.pipeline.driver import Plan
-        from partnr_adapters.ingest import MANIFEST_FILE
 
         keys, ids = self.keys(meta["spec"]), self.ids
         found = store.get_many(keys)
@@ -331,8 +334,9 @@ class HabitatRun:
                     progress=self.executor != "local")
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
+        from framebench.partnr_adapters.ingest import MANIFEST_FILE
+
         from framebench.pipeline import write_side_file
-        from partnr_adapters.ingest import MANIFEST_FILE
 
         if "manifest" in chunk.info:
             self.manifest = merge_manifest(self.manifest, chunk.info["manifest"])
@@ -340,7 +344,7 @@ class HabitatRun:
         return chunk.done, {}
 
     def finish(self, meta: dict[str, Any], pool: Any, persisted: dict[str, Any]) -> Any:
-        from partnr_adapters.ingest import ingest
+        from framebench.partnr_adapters.ingest import ingest
 
         report = ingest(self.results, self.framed, self.out, model=self.planner)
         for line in report.lines():  # crashed / missing episodes are reported, never silently dropped

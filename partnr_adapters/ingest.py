@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from embodied.evaluation import MODE_HABITAT
+from framebench.embodied.evaluation import MODE_HABITAT
+
 from framebench.errors import UserError
 
 STATS_DIR = "stats"
@@ -213,7 +214,7 @@ def _shown(value: Any) -> str:
 
 
 def episode_constraint(episode: dict[str, Any], source: str) -> str:
-    from embodied.suite import CONSTRAINTS
+    from framebench.embodied.suite import CONSTRAINTS
 
     info = episode.get("info") if isinstance(episode.get("info"), dict) else {}
     constraint = info.get("constraint_type", DEFAULT_CONSTRAINT) or DEFAULT_CONSTRAINT
@@ -227,11 +228,12 @@ def episode_constraint(episode: dict[str, Any], source: str) -> str:
 
 def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model: str | None = None) -> IngestReport:
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
-    from embodied.suite import episode_row
+    from framebench.embodied.suite import episode_row
+    from framebench.partnr_adapters.framed_episodes import load_episode_file, parse_framed_id
+
     from framebench.paths import child_path
     from framebench.run_folder import RunInfo, run_id_for, write_run
     from framebench.runinfo import file_sha256, now_iso
-    from partnr_adapters.framed_episodes import load_episode_file, parse_framed_id
 
     results_dir, episodes, out = Path(results_dir), Path(episodes), Path(out)
     data = load_episode_file(episodes)

@@ -39,7 +39,7 @@ DEFAULT_STANCES = {"correct": "appropriate", "incorrect": "inappropriate"}
 
 def parse_purposes(text: str) -> dict[str, Any] | None:
     """The purposes object in a model reply, or None; the text is untrusted (JSON only, validated)."""
-    from embodied.framing import validate_purposes
+    from framebench.embodied.framing import validate_purposes
 
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
@@ -76,11 +76,11 @@ def read_review(path: Path) -> dict[str, Any]:
 def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_size: int = 8,
                    max_new_tokens: int = 300) -> dict[str, int]:
     """Draft purposes for every episode not yet drafted; returns counts by status."""
+    from framebench.partnr_adapters.framed_episodes import SUFFIX_SEP, load_episode_file
     from rich.progress import Progress
 
     from framebench.backends import Decoding, load_backend
     from framebench.runinfo import write_json_atomic
-    from partnr_adapters.framed_episodes import SUFFIX_SEP, load_episode_file
 
     review = Path(review)
     data = load_episode_file(episodes)
@@ -120,7 +120,8 @@ def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_s
 
 def accept_purposes(review: str | Path, out: str | Path) -> int:
     """Write the purposes file from the accepted entries of a review file; returns their number."""
-    from embodied.framing import validate_purposes
+    from framebench.embodied.framing import validate_purposes
+
     from framebench.runinfo import write_json_atomic
 
     review = Path(review)

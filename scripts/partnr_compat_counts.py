@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from embodied.checks import last_handle_only_plan  # noqa: E402
-from embodied.framing import FRAMINGS  # noqa: E402
-from embodied.oracle import oracle_plan  # noqa: E402
-from embodied.planners import PlanPlanner  # noqa: E402
-from embodied.runner import run_framings  # noqa: E402
+from framebench.embodied.checks import last_handle_only_plan  # noqa: E402
+from framebench.embodied.framing import FRAMINGS  # noqa: E402
+from framebench.embodied.oracle import oracle_plan  # noqa: E402
+from framebench.embodied.planners import PlanPlanner  # noqa: E402
+from framebench.embodied.runner import run_framings  # noqa: E402
 
 
 class FixedPlan(PlanPlanner):
@@ -61,11 +61,11 @@ def main() -> None:
 
     t0 = time.perf_counter()
     if args.episodes:
-        from embodied.episodes import read_episodes
+        from framebench.embodied.episodes import read_episodes
 
         episodes = read_episodes(args.episodes)
     else:
-        from embodied.generator import generate
+        from framebench.embodied.generator import generate
 
         episodes = generate(args.n, args.seed)
     kinds = ["oracle", "last-handle-only", "first-handle-only", "oracle-minus-last", "idle"]

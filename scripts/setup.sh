@@ -27,6 +27,14 @@ if [ "$with_tests" = 1 ]; then
   # tests drive it (tests/core/test_engines_range.py). Where it cannot be built, the reason goes to
   # .venv-vllm.skip and those tests skip with it.
   bash scripts/vllm_env.sh
+  # PyPI's embodied 1.2.0 (DreamerV3's package): tests/test_wheel.py installs framebench's wheel beside it.
+  mkdir -p .venv-cache
+  if [ ! -f .venv-cache/embodied-1.2.0.tar.gz ]; then
+    curl -sSfL -o .venv-cache/embodied-1.2.0.tar.gz.part \
+      https://files.pythonhosted.org/packages/8d/ce/cd00c848d382bbd93e4b993407f496cfabb574a19a36a2a64d2d4759d626/embodied-1.2.0.tar.gz
+    echo "0f66b513a515240d9d936b7ac070451b92afc9bb4f6b9a422facf235e9d9a611  .venv-cache/embodied-1.2.0.tar.gz.part" | sha256sum -c --quiet
+    mv .venv-cache/embodied-1.2.0.tar.gz.part .venv-cache/embodied-1.2.0.tar.gz
+  fi
   # Debian's chromium and its chromedriver: the browser tests drive them (selenium).
   if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then

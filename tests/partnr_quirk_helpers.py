@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from embodied.checks import replay
+from framebench.embodied.checks import replay
 
 SCENE: dict[str, Any] = {
     "rooms": ["living_room_1", "kitchen_1"],

@@ -41,7 +41,7 @@ def framingqa_values(records: pd.DataFrame) -> pd.DataFrame:
 def omit_values(records: pd.DataFrame) -> pd.DataFrame:
     """Per (model, condition, scenario): OBR, ABR, FCR indicators over counted pairs (NaN when
     the scenario's pair does not count)."""
-    from text_eval.omit.metrics import evaluated, pairs
+    from framebench.text_eval.omit.metrics import evaluated, pairs
 
     labeled = evaluated(records)
     has_label = labeled["conflicts"].fillna("") != ""
@@ -56,7 +56,7 @@ def omit_values(records: pd.DataFrame) -> pd.DataFrame:
 
 def evaluated_model(model: str) -> bool:
     """OMIT compares evaluated models: ``omit_values`` leaves out the persona panel's records."""
-    from text_eval.omit.metrics import PERSONA_PREFIX
+    from framebench.text_eval.omit.metrics import PERSONA_PREFIX
 
     return not model.startswith(PERSONA_PREFIX)
 

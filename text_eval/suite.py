@@ -60,7 +60,7 @@ DOMAIN_HELP = {
 class FramingQASuite(Suite):
     def task_names(self) -> tuple[str, ...]:
         """One task per registered domain (``text_eval.framingqa.domains``)."""
-        from text_eval.framingqa.domains import task_names
+        from framebench.text_eval.framingqa.domains import task_names
 
         return task_names()
 
@@ -88,7 +88,7 @@ class FramingQASuite(Suite):
         return None
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
-        from text_eval.framingqa.prompts import decoding_for, render_chat
+        from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
 
         jobs = []
         for item in items:
@@ -104,8 +104,8 @@ class FramingQASuite(Suite):
         return jobs
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
-        from text_eval.constrained import keeps_probs, probs_answer
-        from text_eval.parsing import parse_answer
+        from framebench.text_eval.constrained import keeps_probs, probs_answer
+        from framebench.text_eval.parsing import parse_answer
 
         item, output = job.item, job.output or ""
         if keeps_probs(job):
@@ -131,40 +131,41 @@ class FramingQASuite(Suite):
                      "right, averaged over contexts.")
 
     def compute(self, inputs) -> Mapping[str, Any] | None:
-        from text_eval.framingqa.metrics import score_framingqa
+        from framebench.text_eval.framingqa.metrics import score_framingqa
 
         return score_framingqa(inputs.records, n_resamples=inputs.n_resamples)
 
     def report_sections(self, report):
+        from framebench.text_eval.framingqa.tables import framingqa_tables
+
         from framebench.scoring.sections import Section
-        from text_eval.framingqa.tables import framingqa_tables
 
         return [Section(self.title, framingqa_tables(report[self.name]))]
 
     def report_figures(self, report):
-        from text_eval.framingqa.figures import framingqa_figures
+        from framebench.text_eval.framingqa.figures import framingqa_figures
 
         return framingqa_figures(report[self.name])
 
     def comparison(self):
-        from text_eval.comparisons import FRAMINGQA_COMPARISON
+        from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON
 
         return FRAMINGQA_COMPARISON
 
     def summary_tables(self, report):
-        from text_eval.framingqa.tables import summary_tables
+        from framebench.text_eval.framingqa.tables import summary_tables
 
         return summary_tables(report[self.name])
 
     def headline(self, inputs):
-        from text_eval.framingqa.headline import score_headline
+        from framebench.text_eval.framingqa.headline import score_headline
 
         if not inputs.report.get(self.name):
             return None
         return score_headline(inputs.records, inputs.report[self.name], n_resamples=inputs.n_resamples)
 
     def headline_rows(self, report):
-        from text_eval.framingqa.tables import framingqa_headline_rows
+        from framebench.text_eval.framingqa.tables import framingqa_headline_rows
 
         return framingqa_headline_rows(report.get("headline") or {})
 
@@ -185,7 +186,7 @@ class OmitSuite(Suite):
         return "MoralChoice scenarios as action/omission frame pairs (OMIT)"
 
     def conditions(self, names: list[str]):
-        from text_eval.omit.conditions import conditions
+        from framebench.text_eval.omit.conditions import conditions
 
         known = conditions()
         for name in names:
@@ -206,8 +207,9 @@ class OmitSuite(Suite):
         return None
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+        from framebench.text_eval.omit.conditions import render_omit_chat
+
         from framebench.backends.base import Decoding
-        from text_eval.omit.conditions import render_omit_chat
 
         conditions = self.conditions(list(options.conditions) or ["M0"])
         return [Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
@@ -215,8 +217,8 @@ class OmitSuite(Suite):
                 for item in items for cond in conditions]
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
-        from text_eval.constrained import keeps_probs, probs_answer
-        from text_eval.omit.conditions import parse_omit_answer
+        from framebench.text_eval.constrained import keeps_probs, probs_answer
+        from framebench.text_eval.omit.conditions import parse_omit_answer
 
         item, output = job.item, job.output or ""
         if keeps_probs(job):
@@ -242,14 +244,14 @@ class OmitSuite(Suite):
         return {"conditions": sorted({j.condition.name for j in jobs})}
 
     def conditions_listing(self) -> list[tuple[str, str]]:
-        from text_eval.omit.conditions import conditions
+        from framebench.text_eval.omit.conditions import conditions
 
         return [(name, condition.summary) for name, condition in conditions().items()]
 
     def compute(self, inputs) -> Mapping[str, Any] | None:
         """The console summary (``quick``) skips the persona analyses."""
-        from text_eval.omit.analysis import analyze
-        from text_eval.omit.metrics import score_omit
+        from framebench.text_eval.omit.analysis import analyze
+        from framebench.text_eval.omit.metrics import score_omit
 
         records = inputs.records
         metrics = score_omit(records)
@@ -258,9 +260,10 @@ class OmitSuite(Suite):
         return metrics
 
     def report_sections(self, report):
+        from framebench.text_eval.omit.analysis_report import tables
+        from framebench.text_eval.omit.tables import omit_tables
+
         from framebench.scoring.sections import Section
-        from text_eval.omit.analysis_report import tables
-        from text_eval.omit.tables import omit_tables
 
         metrics = report[self.name]
         analysis = tables(metrics.get("analysis") or {})
@@ -268,35 +271,35 @@ class OmitSuite(Suite):
                                                                if analysis else [])
 
     def report_figures(self, report):
-        from text_eval.omit.analysis_report import figures
-        from text_eval.omit.tables import omit_obr_figure
+        from framebench.text_eval.omit.analysis_report import figures
+        from framebench.text_eval.omit.tables import omit_obr_figure
 
         metrics = report[self.name]
         return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
                 *figures(metrics.get("analysis") or {})]
 
     def comparison(self):
-        from text_eval.comparisons import OMIT_COMPARISON
+        from framebench.text_eval.comparisons import OMIT_COMPARISON
 
         return OMIT_COMPARISON
 
     def summary_tables(self, report):
-        from text_eval.omit.tables import summary_tables
+        from framebench.text_eval.omit.tables import summary_tables
 
         return summary_tables(report[self.name])
 
     def inspect_metrics(self):
-        from text_eval.omit.inspect_metric import omission_rates
+        from framebench.text_eval.omit.inspect_metric import omission_rates
 
         return [omission_rates()]
 
     def model_note(self, model):
-        from text_eval.omit.metrics import PERSONA_PREFIX
+        from framebench.text_eval.omit.metrics import PERSONA_PREFIX
 
         return " (the OMIT dataset's persona panel, not a model)" if model.startswith(PERSONA_PREFIX) else ""
 
     def reference_panel(self, models):
-        from text_eval.omit.metrics import PERSONA_PREFIX
+        from framebench.text_eval.omit.metrics import PERSONA_PREFIX
 
         panel = ordered(m for m in models if m.startswith(PERSONA_PREFIX))
         if not panel:
@@ -306,7 +309,7 @@ class OmitSuite(Suite):
 
     def answer_mode(self, model, info):
         """The persona panel's rows are the dataset's authored answers, not a model's."""
-        from text_eval.omit.metrics import PERSONA_PREFIX
+        from framebench.text_eval.omit.metrics import PERSONA_PREFIX
 
         if model.startswith(PERSONA_PREFIX) or info.get("model") == "authored":
             return "authored (the dataset's persona panel)"
@@ -319,13 +322,14 @@ class FramingQARotatedSuite(FramingQASuite):
     scored only as option-position control, next to the same model's fixed-order rows."""
 
     def compute(self, inputs) -> Mapping[str, Any] | None:
-        from text_eval.framingqa.rotation import score_rotation
+        from framebench.text_eval.framingqa.rotation import score_rotation
 
         return score_rotation(inputs.records, inputs.n_resamples)
 
     def report_sections(self, report):
+        from framebench.text_eval.framingqa.rotation import rotation_table
+
         from framebench.scoring.sections import Section
-        from text_eval.framingqa.rotation import rotation_table
 
         return [Section(self.title, [rotation_table(report[self.name])])]
 

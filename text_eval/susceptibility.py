@@ -151,19 +151,19 @@ class Susceptibility(ReportPart):
         return None if inputs.quick else score_susceptibility(inputs.records, n_resamples=inputs.n_resamples)
 
     def report_sections(self, report):
-        from text_eval.susceptibility_report import susceptibility_section
+        from framebench.text_eval.susceptibility_report import susceptibility_section
 
         section = susceptibility_section(report[self.name])
         return [section] if section is not None else []
 
     def report_figures(self, report):
-        from text_eval.susceptibility_report import susceptibility_figure
+        from framebench.text_eval.susceptibility_report import susceptibility_figure
 
         return [("Framing susceptibility: shift of P(gold), with 95 % intervals",
                  susceptibility_figure(report[self.name]))]
 
     def summary_tables(self, report):
-        from text_eval.susceptibility_report import summary_rows
+        from framebench.text_eval.susceptibility_report import summary_rows
 
         return summary_rows(report[self.name])
 

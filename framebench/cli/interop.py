@@ -79,7 +79,7 @@ def inspect_logs(
     try:
         from framebench.interop.inspect_log import import_logs
     except ImportError as exc:
-        raise UserError(f"framebench import inspect needs Inspect AI: pip install 'framebench[inspect]' ({exc})") from None
+        raise UserError(f"framebench import inspect needs Inspect AI: pip install 'framebench-eval[inspect]' ({exc})") from None
     summary = import_logs(logs, data, out, partial=partial)
     named = ", ".join(summary.disagreements[:5]) + (" ..." if len(summary.disagreements) > 5 else "")
     typer.echo(f"{summary.n_records} records of {summary.model} from {len(logs)} log(s); "

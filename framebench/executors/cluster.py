@@ -36,7 +36,7 @@ def require_ray(address: str | None = None) -> Any:
     try:
         import ray
     except ImportError:
-        raise UserError("--executor ray needs the ray package: pip install 'framebench[ray]'") from None
+        raise UserError("--executor ray needs the ray package: pip install 'framebench-eval[ray]'") from None
     return ray
 
 

@@ -22,6 +22,7 @@ from framebench.bounds import shown
 from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
 from framebench.jsonl import iter_jsonl, read_text_strict
+from framebench.paths import data_path
 from framebench.registry import suite
 
 SPLIT = "test"
@@ -47,7 +48,7 @@ class Source:
 
 
 def items_file(data: Path) -> Path:
-    data = Path(data)
+    data = data_path(data)
     return data / ITEMS_FILE if data.is_dir() else data
 
 

@@ -64,7 +64,7 @@ def _read(path: Path) -> Any:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise UserError("framebench import inspect needs Inspect AI: pip install 'framebench[inspect]' "
+        raise UserError("framebench import inspect needs Inspect AI: pip install 'framebench-eval[inspect]' "
                         "(or pip install inspect-ai)") from None
 
     user_file(path)  # a folder, a link loop or a FIFO is named before Inspect opens it

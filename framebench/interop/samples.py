@@ -11,6 +11,7 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.items import ITEMS_FILE, read_items
+from framebench.paths import data_path
 from framebench.registry import suite
 from framebench.suite import Job, TextOptions
 
@@ -31,7 +32,7 @@ class TextSample:
 
 
 def items_file(data: str | Path) -> Path:
-    data = Path(data)
+    data = data_path(data)
     return data / ITEMS_FILE if data.is_dir() else data
 
 

@@ -18,7 +18,7 @@ relative to the plan file)::
 
     [embodied]
     planners = ["oracle"]
-    episodes = ["datasets/demo/robotics/episodes.json.gz"]
+    episodes = ["demo:robotics/episodes.json.gz"]
     simulators = ["symbolic"]     # optional, any registered simulator engine; default: symbolic
     replan_cap = 25               # optional
     [embodied.simulator_options]  # optional: the simulators' own options (each checks its own)
@@ -122,6 +122,13 @@ def _settings(path: Path, table: dict[str, Any], fields: dict[str, Rule], where:
 
 
 def _existing(path: Path, base: Path, entry: str, where: str) -> Path:
+    from framebench.paths import DEMO_SCHEME, data_path
+
+    if entry.startswith(DEMO_SCHEME):
+        try:
+            return data_path(entry)
+        except UserError as exc:
+            raise UserError(f"{path}: {where}: {exc}") from None
     target = (base / entry).resolve()
     if not target.exists():
         raise UserError(f"{path}: {where}: {shown(entry)} does not exist (paths are relative to the plan file)")

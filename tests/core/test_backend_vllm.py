@@ -192,7 +192,7 @@ def test_missing_vllm_is_one_clear_line(monkeypatch, varied_dir, tmp_path, capsy
         main(["text", "--model", f"vllm:{varied_dir}", "--data", str(data), "--out", str(tmp_path / "o"), "--quiet"])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "vLLM is not installed" in err and "framebench[vllm]" in err
+    assert len(err.splitlines()) == 1 and "vLLM is not installed" in err and "framebench-eval[vllm]" in err
     assert not (tmp_path / "o" / "records.parquet").exists()
 
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from framebench.embodied.episodes import write_episodes
+from framebench.embodied.generator import make_episode
+from framebench.embodied.planners import load_planner
+from framebench.embodied.runner import run as run_embodied
 from partnr_helpers import fake_habitat_llm
 
-from embodied.episodes import write_episodes
-from embodied.generator import make_episode
-from embodied.planners import load_planner
-from embodied.runner import run as run_embodied
 from framebench.pipeline.text import run_text
 from framebench.records import read_records
 
@@ -233,7 +233,7 @@ def crash_at(episode_id: str, marker: Path) -> None:
 
 
 def episode_ids(path: Path) -> list[str]:
-    from embodied.episodes import read_episodes
+    from framebench.embodied.episodes import read_episodes
 
     return [e["episode_id"] for e in read_episodes(path)]
 
@@ -302,8 +302,8 @@ def test_kill_the_driver_then_rerun_resumes(cluster, tmp_path, episodes12, oracl
 @pytest.mark.subprocess
 def test_partnr_batches_as_units_equal_local(cluster, tmp_path, monkeypatch):
     """The in-container runner's batches run as Ray units against a stand-in planner_demo."""
-    from partnr_adapters import habitat_simulator
-    from partnr_adapters.habitat_simulator import run_habitat
+    from framebench.partnr_adapters import habitat_simulator
+    from framebench.partnr_adapters.habitat_simulator import run_habitat
 
     fake = fake_habitat_llm(tmp_path)
     python = tmp_path / "habitat-python"  # the container's interpreter, with habitat_llm on its path
@@ -340,7 +340,7 @@ def test_executor_ray_without_ray_is_one_line(monkeypatch, tmp_path, capsys):
               "--executor", "ray"])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["error: --executor ray needs the ray package: pip install 'framebench[ray]'"]
+    assert err == ["error: --executor ray needs the ray package: pip install 'framebench-eval[ray]'"]
     with pytest.raises(SystemExit) as exc:
         main(["text", "--data", str(DEMO / "omit"), "--out", str(tmp_path / "o"), "--executor", "dask"])
     assert exc.value.code == 2

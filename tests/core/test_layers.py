@@ -4,6 +4,7 @@ pyproject.toml)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +16,18 @@ LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imp
         "sys.exit(lint_imports_command())"]
 
 
-def run_linter(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*LINT, "--no-cache", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+def staged(dest: Path) -> Path:
+    """The package laid out as installed (``scripts/lint_imports.py``)."""
+    spec = importlib.util.spec_from_file_location("lint_imports", REPO / "scripts" / "lint_imports.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.stage(dest)
 
 
 @pytest.mark.subprocess
 def test_import_contracts_are_kept():
-    proc = run_linter()
+    proc = subprocess.run([sys.executable, REPO / "scripts" / "lint_imports.py"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Contracts: 4 kept, 0 broken." in proc.stdout
 
@@ -30,18 +35,19 @@ def test_import_contracts_are_kept():
 @pytest.mark.subprocess
 def test_contracts_catch_an_upward_import(tmp_path):
     """The same contracts break on a core module that imports a suite (the check can fail)."""
+    layout = staged(tmp_path / "layout")
     config = tmp_path / "contracts.ini"
     config.write_text(
-        "[importlinter]\nroot_packages =\n    framebench\n    text_eval\n    fb_probe\n\n"
+        "[importlinter]\nroot_packages =\n    framebench\n    fb_probe\n\n"
         "[importlinter:contract:core]\nname = probe\ntype = forbidden\n"
-        "source_modules =\n    fb_probe\nforbidden_modules =\n    text_eval\n")
-    probe = tmp_path / "fb_probe"
+        "source_modules =\n    fb_probe\nforbidden_modules =\n    framebench.text_eval\n")
+    probe = layout / "fb_probe"
     probe.mkdir()
-    (probe / "__init__.py").write_text("from text_eval import suite  # noqa\n")
-    proc = subprocess.run([*LINT, "--no-cache", "--config", str(config)], cwd=REPO,
+    (probe / "__init__.py").write_text("from framebench.text_eval import suite  # noqa\n")
+    proc = subprocess.run([*LINT, "--no-cache", "--config", str(config)], cwd=layout,
                           capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 1 and "fb_probe -> text_eval" in proc.stdout, proc.stdout + proc.stderr
+                          env={"PYTHONPATH": str(layout), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "fb_probe -> framebench.text_eval" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_no_framebench_module_names_a_suite_package():
@@ -55,9 +61,10 @@ def test_no_framebench_module_names_a_suite_package():
 
 
 def test_unknown_answer_mode_is_a_user_error():
+    from framebench.text_eval.constrained import CONSTRAINED
+
     from framebench.errors import UserError
     from framebench.registry import answer_mode
-    from text_eval.constrained import CONSTRAINED
 
     assert answer_mode("constrained") is CONSTRAINED
     with pytest.raises(UserError, match="no answer mode 'nope'"):

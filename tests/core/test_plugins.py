@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from framebench.text_eval.framingqa.answer_sheets import read_sheets
+from framebench.text_eval.framingqa.domains import domains
+from framebench.text_eval.omit.conditions import conditions
 
 from framebench import records, registry
 from framebench.cli import main
 from framebench.items import read_items
 from framebench.records import read_records
-from text_eval.framingqa.answer_sheets import read_sheets
-from text_eval.framingqa.domains import domains
-from text_eval.omit.conditions import conditions
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 EPISODES = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
@@ -203,7 +203,7 @@ def test_omit_conditions_group_keeps_its_first_name(monkeypatch):
     group's first name) still has it in ``conditions()``."""
     from types import SimpleNamespace
 
-    from text_eval.omit import conditions as omit_conditions
+    from framebench.text_eval.omit import conditions as omit_conditions
 
     m8 = omit_conditions.Condition("M8", "Think twice.", 8, False, summary="test condition")
     legacy = SimpleNamespace(name="M8", load=lambda: m8)

@@ -87,7 +87,7 @@ def test_packed_trie_cache_equals_each_prompts_own_prefill(tiny_llama_dir):
 
 def _demo_chats(n_binary: int, n_mc: int):
     """Items of one demo law context whose prompts share prefixes beyond the context."""
-    from text_eval.framingqa.prompts import render_chat
+    from framebench.text_eval.framingqa.prompts import render_chat
 
     items = [json.loads(line) for line in DEMO.read_text().splitlines() if line.strip()]
     items = [it for it in items if it.get("suite") == "framingqa" and it["task"] == "law_issue_spotting"]
@@ -99,10 +99,11 @@ def _demo_chats(n_binary: int, n_mc: int):
 
 @pytest.mark.slow
 def test_trie_generation_and_constrained_on_smollm2(smollm2_dir):
+    from framebench.text_eval.framingqa.prompts import decoding_for
+
     from framebench.backends.base import Decoding
     from framebench.backends.constrained import allowed_answers
     from framebench.backends.hf import HFBackend
-    from text_eval.framingqa.prompts import decoding_for
 
     backend = HFBackend(str(smollm2_dir), spec="smollm2")
     items, chats = _demo_chats(4, 2)

@@ -295,8 +295,8 @@ def test_without_the_token_one_line_exit_2(cluster):
 
 @pytest.fixture(scope="module")
 def episodes12(cluster) -> Path:
-    from embodied.episodes import write_episodes
-    from embodied.generator import make_episode
+    from framebench.embodied.episodes import write_episodes
+    from framebench.embodied.generator import make_episode
 
     path = cluster.hidden / "episodes12.json.gz"
     write_episodes([make_episode(0, i) for i in range(12)], path)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from framebench.embodied.report import embodied_tables
+from framebench.text_eval.framingqa.tables import framingqa_tables
 
-from embodied.report import embodied_tables
 from framebench.records import make_row, read_records
 from framebench.scoring.markdown import render_markdown, report_sections
 from framebench.scoring.report import compute_report
-from text_eval.framingqa.tables import framingqa_tables
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,7 +95,7 @@ def _texts(fig) -> list[str]:
 
 
 def test_zero_bars_show_their_value_and_missing_ones_na():
-    from embodied.report import embodied_completion_figure
+    from framebench.embodied.report import embodied_completion_figure
 
     emb = {"zero": {"overall": {"completion_mean_neutral": 0.0, "completion_mean_correct": 0.0,
                                 "completion_mean_incorrect": None, "completion_strict_all": 0.0}}}
@@ -117,7 +117,7 @@ def omit_analysis(tmp_path_factory):
 
 
 def test_omit_figure_3_bins_are_not_joined_and_in_percent(omit_analysis):
-    from text_eval.omit.analysis_report import _fig_strength
+    from framebench.text_eval.omit.analysis_report import _fig_strength
 
     fig = _fig_strength(omit_analysis)
     ax = fig.axes[0]
@@ -128,7 +128,7 @@ def test_omit_figure_3_bins_are_not_joined_and_in_percent(omit_analysis):
 
 
 def test_heat_map_labels_are_readable(omit_analysis):
-    from text_eval.omit.analysis_report import _fig_conflicts, _fig_fingerprint
+    from framebench.text_eval.omit.analysis_report import _fig_conflicts, _fig_fingerprint
 
     for make in (_fig_conflicts, _fig_fingerprint):
         fig = make(omit_analysis)
@@ -139,7 +139,7 @@ def test_heat_map_labels_are_readable(omit_analysis):
 
 
 def test_omit_analysis_tables_are_in_percent(omit_analysis):
-    from text_eval.omit.analysis_report import markdown
+    from framebench.text_eval.omit.analysis_report import markdown
 
     text = markdown(omit_analysis)
     assert "OBR (%)" in text

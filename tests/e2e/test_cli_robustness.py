@@ -48,7 +48,7 @@ def test_constant_baselines_score_without_crashing(tmp_path):
 
 
 def test_bar_error_is_never_negative():
-    from text_eval.omit.analysis_report import _bar_error
+    from framebench.text_eval.omit.analysis_report import _bar_error
 
     assert _bar_error(1.0, 0.9999999999999999, below=False) == 0.0
     assert _bar_error(0.0, 1e-17, below=True) == 0.0
@@ -66,14 +66,15 @@ def test_bar_error_is_never_negative():
     ["partnr", "ingest", ".", "--episodes", str(EPISODES)],
 ])
 def test_out_naming_a_file_is_one_line_before_any_work(argv, tmp_path, monkeypatch):
-    import embodied.generator
+    import framebench.embodied.generator
+
     import framebench.backends
 
     def forbidden(*_a, **_k):
         raise AssertionError("work started before --out was checked")
 
     monkeypatch.setattr(framebench.backends, "load_backend", forbidden)
-    monkeypatch.setattr(embodied.generator, "generate", forbidden)
+    monkeypatch.setattr(framebench.embodied.generator, "generate", forbidden)
     blocker = tmp_path / "taken"
     blocker.write_text("a file")
     for out in (blocker, blocker / "sub"):

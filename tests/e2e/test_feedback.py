@@ -72,8 +72,8 @@ def test_plain_lines_are_periodic_and_not_cut(monkeypatch):
 
 
 def test_embodied_progress_moves_per_planner_decision(tmp_path, capsys, monkeypatch):
-    from embodied.planners import OraclePlanner
-    from embodied.runner import run
+    from framebench.embodied.planners import OraclePlanner
+    from framebench.embodied.runner import run
 
     monkeypatch.setenv("FRAMEBENCH_PROGRESS_INTERVAL", "0")
     run(OraclePlanner(), EPISODES, tmp_path / "run", limit=1)

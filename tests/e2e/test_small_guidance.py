@@ -33,5 +33,5 @@ def test_import_inspect_without_inspect_ai_is_one_line_with_the_install_command(
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'framebench[inspect]'" in lines[0] and "Traceback" not in done.stderr
+    assert len(lines) == 1 and "pip install 'framebench-eval[inspect]'" in lines[0] and "Traceback" not in done.stderr
     assert not (tmp_path / "o").exists()

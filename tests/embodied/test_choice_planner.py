@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from embodied.choice_planner import (
+from framebench.embodied.choice_planner import (
     ChoicePlanner,
     candidate_actions,
     describe_action,
@@ -17,12 +16,12 @@ from embodied.choice_planner import (
     spoken_names,
     valid_actions,
 )
-from embodied.episodes import read_episodes
-from embodied.framing import FRAMINGS
-from embodied.oracle import oracle_plan
-from embodied.runner import run_framings
-from embodied.skills import SUCCESS, SkillExecutor, parse_action
-from embodied.world import World
+from framebench.embodied.episodes import read_episodes
+from framebench.embodied.framing import FRAMINGS
+from framebench.embodied.oracle import oracle_plan
+from framebench.embodied.runner import run_framings
+from framebench.embodied.skills import SUCCESS, SkillExecutor, parse_action
+from framebench.embodied.world import World
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
 

@@ -6,8 +6,7 @@ hand in the comments.
 """
 
 import pytest
-
-from embodied.evaluation import (
+from framebench.embodied.evaluation import (
     DifferentArgConstraint,
     PropositionResult,
     PropositionTracker,

@@ -3,12 +3,12 @@
 import collections
 
 import pytest
+from framebench.embodied.checks import idle_percent
+from framebench.embodied.episodes import read_episodes
+from framebench.embodied.framing import FRAMINGS
+from framebench.embodied.planners import OraclePlanner
+from framebench.embodied.runner import run_framing
 
-from embodied.checks import idle_percent
-from embodied.episodes import read_episodes
-from embodied.framing import FRAMINGS
-from embodied.planners import OraclePlanner
-from embodied.runner import run_framing
 from framebench.cli import main
 
 
@@ -46,7 +46,7 @@ def test_doing_nothing_solves_none(built):
 
 
 def test_seeded_and_stable(tmp_path):
-    from embodied.generator import generate
+    from framebench.embodied.generator import generate
 
     assert generate(6, seed=3) == generate(6, seed=3)
     assert generate(3, seed=3) != generate(3, seed=4)
@@ -68,8 +68,8 @@ def test_demo_episodes_are_valid():
 def test_partnr_compat_changes_only_arg_constraint_episodes(built):
     # Quirk Q1: handles like table_21 / table_22 share characters, so under PARTNR's comparison the
     # DifferentArg episodes can no longer be solved while SameArg ones still are.
-    from embodied.checks import replay
-    from embodied.oracle import oracle_plan
+    from framebench.embodied.checks import replay
+    from framebench.embodied.oracle import oracle_plan
 
     by_family = collections.defaultdict(list)
     for ep in built:

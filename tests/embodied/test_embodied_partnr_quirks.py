@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from framebench.embodied.evaluation import EvaluationError, PropositionResult, SameArgConstraint
+from framebench.embodied.runner import run_framing
+from framebench.embodied.world import World
 
-from embodied.evaluation import EvaluationError, PropositionResult, SameArgConstraint
-from embodied.runner import run_framing
-from embodied.world import World
 from tests.partnr_quirk_helpers import SCENE, SPOONS, clustered, episode, on_top, place, scores
 
 # ------------------------------------------------------------------ quirk 1: last pair's result
@@ -122,7 +122,7 @@ def test_quirk3_two_clusters_satisfied():
 
 
 def test_quirk3_episode_ends_and_is_recorded_as_crashed():
-    from embodied.planners import PlanPlanner
+    from framebench.embodied.planners import PlanPlanner
 
     class Fixed(PlanPlanner):
         spec = "fixed"
@@ -173,7 +173,7 @@ def test_quirk5_ties_broken_by_name_and_largest_wins(compat):
 
 @pytest.mark.subprocess
 def test_quirk5_same_choice_under_every_hash_seed():
-    code = ("from tests.partnr_quirk_helpers import SCENE, clustered\nfrom embodied.world import World\n"
+    code = ("from tests.partnr_quirk_helpers import SCENE, clustered\nfrom framebench.embodied.world import World\n"
             "w = World(SCENE)\n"
             "w.next_to |= {frozenset({'spoon_2', 'spoon_4'}), frozenset({'spoon_1', 'spoon_3'})}\n"
             "print(w.evaluate(clustered([['spoon_1', 'spoon_2'], ['spoon_3', 'spoon_4']], [1, 1])).info)")

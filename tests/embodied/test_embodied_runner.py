@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
+from framebench.embodied import runner
+from framebench.embodied.episodes import read_episodes
+from framebench.embodied.oracle import oracle_plan
+from framebench.embodied.planners import LLMPlanner
+from framebench.embodied.runner import run_framing
 
-from embodied import runner
-from embodied.episodes import read_episodes
-from embodied.oracle import oracle_plan
-from embodied.planners import LLMPlanner
-from embodied.runner import run_framing
 from framebench.cli import main
 from framebench.records import read_records
 
@@ -116,8 +116,8 @@ def test_llm_planner_loop_parses_strictly_and_counts_replans(episodes):
 
 
 def test_variants_run_in_lockstep_batches(episodes):
-    from embodied.framing import FRAMINGS
-    from embodied.runner import run_framings
+    from framebench.embodied.framing import FRAMINGS
+    from framebench.embodied.runner import run_framings
 
     class PerVariant(FakeBackend):
         """Answers by the framed task: neutral says Done at once, the others wait twice first."""
@@ -173,7 +173,7 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):
 
 
 def test_habitat_simulator_is_called_lazily(tmp_path, monkeypatch):
-    import partnr_adapters.habitat_simulator as hb
+    import framebench.partnr_adapters.habitat_simulator as hb
 
     seen = {}
     monkeypatch.setattr(hb, "run_habitat", lambda **kw: seen.update(kw))

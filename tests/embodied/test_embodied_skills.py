@@ -3,10 +3,9 @@
 import math
 
 import pytest
-
-from embodied import skills
-from embodied.skills import SUCCESS, Action, SkillExecutor, parse_action
-from embodied.world import World
+from framebench.embodied import skills
+from framebench.embodied.skills import SUCCESS, Action, SkillExecutor, parse_action
+from framebench.embodied.world import World
 
 SCENE = {
     "rooms": ["living_room_1", "kitchen_1", "hallway_1"],

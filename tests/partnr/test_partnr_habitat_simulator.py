@@ -9,17 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from partnr_helpers import fake_habitat_llm
-
-from framebench.errors import UserError
-from framebench.records import read_records
-from partnr_adapters import habitat_simulator
-from partnr_adapters.habitat_simulator import (
+from framebench.partnr_adapters import habitat_simulator
+from framebench.partnr_adapters.habitat_simulator import (
     docker_command,
     framed_episode_file,
     run_habitat,
     runner_args,
 )
+from partnr_helpers import fake_habitat_llm
+
+from framebench.errors import UserError
+from framebench.records import read_records
 
 PURPOSES = {"action": "putting the cup on the table",
             "correct": {"purpose": "tidying", "goal": "tidy the kitchen", "stance": "appropriate"},

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from partnr_adapters import in_container
+from framebench.partnr_adapters import in_container
 
 REPO = Path(__file__).resolve().parents[2]
 LLM_NODE = "evaluation.agents.agent_0.planner.plan_config"
@@ -170,7 +169,7 @@ def test_in_container_runner_and_scene_export_run_on_python39():
     if py is None:
         pytest.skip("no working python3.9 interpreter on this machine")
     code = ("import sys; sys.path.insert(0, '.');"
-            "import partnr_adapters.in_container as d, partnr_adapters.scene_export as s;"
+            "import partnr_adapters.in_container as d, framebench.partnr_adapters.scene_export as s;"
             "print(len(d.build_overrides('x.json.gz', 'r', [0], model='m', base_url='u')));"
             "print(s.infer_constraint_type({'evaluation_constraints': []}))")
     for module in ("partnr_adapters/in_container.py", "partnr_adapters/scene_export.py"):

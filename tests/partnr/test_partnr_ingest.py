@@ -6,11 +6,11 @@ import gzip
 import json
 
 import pytest
+from framebench.partnr_adapters.ingest import ingest
 
 from framebench.cli import main
 from framebench.errors import UserError
 from framebench.records import read_records
-from partnr_adapters.ingest import ingest
 
 SUFFIXES = ("neutral", "correct_root", "correct_propositional", "correct_global",
             "incorrect_root", "incorrect_propositional", "incorrect_global")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from embodied.world import World
-from partnr_adapters.scene_export import (
+from framebench.embodied.world import World
+from framebench.partnr_adapters.scene_export import (
     export_episode,
     infer_constraint_type,
     rewrite_handles,

@@ -1,9 +1,9 @@
-"""text_eval.framingqa.check on hand-made contexts: each defect named where it is."""
+"""framebench.text_eval.framingqa.check on hand-made contexts: each defect named where it is."""
 
 from __future__ import annotations
 
-from text_eval.framingqa.check import duplicate_defects, text_defects
-from text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.check import duplicate_defects, text_defects
+from framebench.text_eval.framingqa.contexts import Context
 
 LAW = ["Consumer", "Courts", "Employment", "Torts"]
 

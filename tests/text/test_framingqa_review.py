@@ -9,17 +9,22 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from framebench.text_eval.framingqa.build import BuildOptions, build
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain
+from framebench.text_eval.framingqa.expansion import expected_counts
+from framebench.text_eval.framingqa.review import (
+    apply_decisions,
+    fingerprint,
+    read_decisions,
+    reviewed_path,
+)
+from framebench.text_eval.framingqa.sources_finance import categorize
 from scipy.stats import chisquare
 
 from framebench.cli import main
 from framebench.errors import UserError
 from framebench.items import read_items
-from text_eval.framingqa.build import BuildOptions, build
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain
-from text_eval.framingqa.expansion import expected_counts
-from text_eval.framingqa.review import apply_decisions, fingerprint, read_decisions, reviewed_path
-from text_eval.framingqa.sources_finance import categorize
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo" / "framingqa"

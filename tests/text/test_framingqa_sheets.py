@@ -7,11 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
+from framebench.text_eval.framingqa.answer_sheets import read_sheets
+from framebench.text_eval.framingqa.sheet_drafts import (
+    flags,
+    longest_copied_run,
+    parse_draft,
+    read_contexts,
+)
 
 from framebench.cli import main
 from framebench.items import read_items
-from text_eval.framingqa.answer_sheets import read_sheets
-from text_eval.framingqa.sheet_drafts import flags, longest_copied_run, parse_draft, read_contexts
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_SOURCE = REPO / "datasets" / "demo" / "framingqa" / "source"

@@ -7,10 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from framebench.errors import UserError
-from text_eval.framingqa.contexts import FINANCE_TARGETS, read_table
-from text_eval.framingqa.sources_finance import (
+from framebench.text_eval.framingqa.contexts import FINANCE_TARGETS, read_table
+from framebench.text_eval.framingqa.sources_finance import (
     categorize,
     fiqa_posts,
     load_finance,
@@ -18,13 +16,19 @@ from text_eval.framingqa.sources_finance import (
     redact,
     stackexchange_posts,
 )
-from text_eval.framingqa.sources_law import (
+from framebench.text_eval.framingqa.sources_law import (
     hearsay_table,
     learned_hands_tables,
     load_hearsay,
     load_learned_hands,
 )
-from text_eval.framingqa.sources_medicine import diagnosisarena_rows, load_medicine, parse_options
+from framebench.text_eval.framingqa.sources_medicine import (
+    diagnosisarena_rows,
+    load_medicine,
+    parse_options,
+)
+
+from framebench.errors import UserError
 
 
 def _tsv(path: Path, header: str, rows: list[str]) -> None:
@@ -188,7 +192,7 @@ def test_diagnosisarena_rows_and_malformed(tmp_path, shared_data):
 def test_options_cells_are_bounded_before_parsing():
     """Python's parser recurses: too long or too deep cells are errors, other odd cells are drops,
     and nothing but string literals, brackets, commas and colons reaches literal_eval."""
-    from text_eval.framingqa.sources_medicine import (
+    from framebench.text_eval.framingqa.sources_medicine import (
         MAX_OPTIONS_CHARS,
         OptionsTooLarge,
         literal_shape,

@@ -7,11 +7,21 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from framebench.text_eval.framingqa.answer_sheets import (
+    AnswerSheet,
+    Evidence,
+    mc_layout,
+    read_sheets,
+)
+from framebench.text_eval.framingqa.contexts import (
+    FINANCE_SCOPES,
+    HEARSAY_SCOPES,
+    LAW_SCOPES,
+    Context,
+)
+from framebench.text_eval.framingqa.expansion import expand, expected_counts, option_phrase
 
 from framebench.items import read_items, validate_item
-from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence, mc_layout, read_sheets
-from text_eval.framingqa.contexts import FINANCE_SCOPES, HEARSAY_SCOPES, LAW_SCOPES, Context
-from text_eval.framingqa.expansion import expand, expected_counts, option_phrase
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "framingqa"
 

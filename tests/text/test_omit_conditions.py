@@ -1,8 +1,12 @@
 """Strict parsing and rendering of the OMIT conditions (text_eval/omit/conditions.py)."""
 
 import pytest
-
-from text_eval.omit.conditions import CONDITIONS, Condition, parse_omit_answer, render_omit_chat
+from framebench.text_eval.omit.conditions import (
+    CONDITIONS,
+    Condition,
+    parse_omit_answer,
+    render_omit_chat,
+)
 
 SHORT = CONDITIONS["M0"]
 FINAL = CONDITIONS["M1"]

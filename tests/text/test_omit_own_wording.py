@@ -3,8 +3,8 @@ table and the figure label them so, and M0/M1 are shown as they are."""
 
 from __future__ import annotations
 
-from text_eval.omit.conditions import CONDITIONS, OWN_WORDING_NOTE, display_name
-from text_eval.omit.tables import omit_obr_figure, omit_tables, summary_tables
+from framebench.text_eval.omit.conditions import CONDITIONS, OWN_WORDING_NOTE, display_name
+from framebench.text_eval.omit.tables import omit_obr_figure, omit_tables, summary_tables
 
 
 def _rate(obr: float) -> dict:

@@ -1,4 +1,4 @@
-"""Option rotation (text_eval.framingqa.rotation): the build's rotations, and the position statistics on
+"""Option rotation (framebench.text_eval.framingqa.rotation): the build's rotations, and the position statistics on
 rotation sets whose letter prior is known (docs/statistics.md "Option rotation")."""
 
 from __future__ import annotations
@@ -8,10 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from text_helpers import cli_exit_code
-
-from framebench.records import encode_answer_probs, make_row, to_table
-from text_eval.framingqa.rotation import (
+from framebench.text_eval.framingqa.rotation import (
     LETTERS,
     complete_cycles,
     families,
@@ -19,6 +16,9 @@ from text_eval.framingqa.rotation import (
     score_rotation,
     with_rotations,
 )
+from text_helpers import cli_exit_code
+
+from framebench.records import encode_answer_probs, make_row, to_table
 
 OPTIONS = ["W", "X", "Y", "Z"]
 
@@ -120,7 +120,7 @@ def test_position_balanced_framing_effect():
 
 
 def test_fixed_order_metrics_ignore_rotated_rows():
-    from text_eval.framingqa.metrics import score_framingqa
+    from framebench.text_eval.framingqa.metrics import score_framingqa
 
     df = rows_for(lambda gold, bias: ("A", None))
     fixed = score_framingqa(df)["m"]["finance"]["mc"]

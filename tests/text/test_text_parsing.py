@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from text_eval.parsing import parse_answer
+from framebench.text_eval.parsing import parse_answer
 
 OPTIONS = ["Housing", "Family", "Crime", "Torts"]
 

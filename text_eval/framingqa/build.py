@@ -19,16 +19,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
+from framebench.text_eval.framingqa.build_report import BuildResult
+from framebench.text_eval.framingqa.contexts import SOURCE_LAYOUT, Context, Dropped
+from framebench.text_eval.framingqa.domains import domain, task_names
+from framebench.text_eval.framingqa.expansion import expand, expected_counts
+from framebench.text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
+
 from framebench.errors import UserError
 from framebench.items import validate_item, write_items
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
-from text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
-from text_eval.framingqa.build_report import BuildResult
-from text_eval.framingqa.contexts import SOURCE_LAYOUT, Context, Dropped
-from text_eval.framingqa.domains import domain, task_names
-from text_eval.framingqa.expansion import expand, expected_counts
-from text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
 
 
 @dataclass
@@ -40,7 +41,7 @@ class BuildOptions:
     unreviewed: bool = False  # the automatic selection and extractive premises, for audits
     extractive: ExtractiveSettings = field(default_factory=ExtractiveSettings)
     progress: bool = True
-    rotate_options: bool = False  # add each MC item's cyclic option rotations (text_eval.framingqa.rotation)
+    rotate_options: bool = False  # add each MC item's cyclic option rotations (framebench.text_eval.framingqa.rotation)
 
 
 def is_prepared(source: str) -> bool:
@@ -50,7 +51,7 @@ def is_prepared(source: str) -> bool:
 
 def load_contexts(opts: BuildOptions) -> tuple[list[Context], list[AnswerSheet], list[Dropped], list[str], dict[str, Any]]:
     """Contexts and sheets of the requested tasks from a source folder or HF."""
-    from text_eval.framingqa.review import apply_decisions
+    from framebench.text_eval.framingqa.review import apply_decisions
 
     source = opts.source
     if source != "hf" and not Path(source).is_dir():
@@ -132,9 +133,8 @@ def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], 
 
 def build(opts: BuildOptions) -> BuildResult:
     """Run the whole pipeline, check the result and write OUT (items, contexts, answer sheets, report)."""
+    from framebench.text_eval.framingqa.check import find_defects
     from rich.progress import track
-
-    from text_eval.framingqa.check import find_defects
 
     started = time.perf_counter()
     if not opts.tasks:
@@ -165,7 +165,7 @@ def build(opts: BuildOptions) -> BuildResult:
     defects = find_defects(contexts, [sheet_of[c.context_id] for c in contexts], binary + mc)
     items = binary + mc
     if opts.rotate_options:
-        from text_eval.framingqa.rotation import with_rotations
+        from framebench.text_eval.framingqa.rotation import with_rotations
 
         items = with_rotations(items)
     for n, item in enumerate(items, 1):
@@ -178,8 +178,9 @@ def build(opts: BuildOptions) -> BuildResult:
 
 
 def write_outputs(result: BuildResult, out: Path, source: str) -> None:
+    from framebench.text_eval.framingqa.build_report import render_report
+
     from framebench.runinfo import write_text_atomic
-    from text_eval.framingqa.build_report import render_report
 
     out.mkdir(parents=True, exist_ok=True)
     text = render_report(result, source)  # render first: nothing is written if it fails

@@ -29,11 +29,12 @@ def framingqa(
                                         "in every position; item ids end in @r1..@r3)."),
 ) -> None:
     """Build FramingQA items (the Table 7 expansion) for law, hearsay, finance and medicine."""
+    from framebench.text_eval.framingqa.build import BuildOptions, build
+    from framebench.text_eval.framingqa.check import summary
+    from framebench.text_eval.framingqa.premises import ExtractiveSettings
+
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
-    from text_eval.framingqa.build import BuildOptions, build
-    from text_eval.framingqa.check import summary
-    from text_eval.framingqa.premises import ExtractiveSettings
 
     check_out_folder(out)
     if max_evidence < 1:
@@ -45,7 +46,7 @@ def framingqa(
                         finance_posts=finance_posts, unreviewed=unreviewed, rotate_options=rotate_options,
                         extractive=ExtractiveSettings(threshold=threshold, max_per_distractor=max_evidence))
     result = build(opts)
-    from text_eval.framingqa.rotation import rotation_counts
+    from framebench.text_eval.framingqa.rotation import rotation_counts
 
     binary = sum(1 for it in result.items if it["format"] == "binary")
     fixed, rotated = rotation_counts(result.items)

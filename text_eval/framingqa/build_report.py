@@ -8,10 +8,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from text_eval.framingqa.answer_sheets import AnswerSheet
-from text_eval.framingqa.check import Defect, summary
-from text_eval.framingqa.contexts import Context, Dropped
-from text_eval.framingqa.domains import domain, task_names
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet
+from framebench.text_eval.framingqa.check import Defect, summary
+from framebench.text_eval.framingqa.contexts import Context, Dropped
+from framebench.text_eval.framingqa.domains import domain, task_names
 
 SAMPLES_PER_TASK = 20
 SAMPLE_TEXT_WORDS = 80
@@ -102,7 +102,7 @@ def _review(result: BuildResult) -> list[str]:
     """The reviewed decisions behind the contexts: edits per field, rejected source rows."""
     if not result.reviewed:
         return []
-    from text_eval.framingqa.review import read_decisions, rejected_counts, reviewed_path
+    from framebench.text_eval.framingqa.review import read_decisions, rejected_counts, reviewed_path
 
     rejected = rejected_counts()
     lines = ["## Review", "", "Every context is a reviewed decision (`text_eval/framingqa/reviewed/`).", "",
@@ -118,7 +118,7 @@ def _review(result: BuildResult) -> list[str]:
 
 def _rotations(result: BuildResult) -> list[str]:
     """The option rotations' counts (``--rotate-options``): MC items x options."""
-    from text_eval.framingqa.rotation import rotation_counts
+    from framebench.text_eval.framingqa.rotation import rotation_counts
 
     fixed, rotated = rotation_counts(result.items)
     if not rotated:

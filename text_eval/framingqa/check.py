@@ -22,9 +22,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from text_eval.framingqa.answer_sheets import AnswerSheet
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain
 
 ALPHA = 0.01
 PREMISE_WORDS = (12, 40)

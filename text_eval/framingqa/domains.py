@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from framebench.errors import UserError
 
 if TYPE_CHECKING:
-    from text_eval.framingqa.contexts import Context, Dropped
+    from framebench.text_eval.framingqa.contexts import Context, Dropped
 
 GROUP = "framebench.framingqa_domains"
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, mc_layout
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain
+
 from framebench.vocabulary import FORMS, PHRASINGS
-from text_eval.framingqa.answer_sheets import AnswerSheet, mc_layout
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain
 
 ROOT = {
     "plain": ("Is this {x}?", "This is {x}, correct?", "This is {x}, right?"),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from framebench.text_eval.framingqa.tables import task_order
 from matplotlib.figure import Figure
 
 from framebench.scoring.figures import (
@@ -17,7 +18,6 @@ from framebench.scoring.figures import (
 )
 from framebench.scoring.sections import FORMAT_NAMES, ordered, task_name
 from framebench.vocabulary import LEVELS
-from text_eval.framingqa.tables import task_order
 
 
 def _level_mean(metrics: Mapping[str, Any], direction: str) -> tuple[float, float]:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from text_eval.framingqa.answer_sheets import AnswerSheet, Evidence
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain
-from text_eval.framingqa.expansion import option_phrase
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, Evidence
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain
+from framebench.text_eval.framingqa.expansion import option_phrase
 
 PHRASINGS = (
     'the statement "{quote}", which points to {option}',  # <X>

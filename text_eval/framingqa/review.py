@@ -26,12 +26,13 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain
+
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
-from text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domain
 
 EDIT_FIELDS = ("text", "option", "gold")
 
@@ -76,7 +77,7 @@ def fingerprint(ctx: Context) -> str:
 
 
 def reviewed_path(task: str) -> Path:
-    return Path(str(files("text_eval.framingqa") / "reviewed" / f"{task}.jsonl"))
+    return Path(str(files("framebench.text_eval.framingqa") / "reviewed" / f"{task}.jsonl"))
 
 
 def has_review(task: str) -> bool:
@@ -169,7 +170,7 @@ def reviewed_context(source: Context, decision: Decision, where: str) -> Context
 def rejected_counts() -> dict[str, int]:
     """Source rows read and rejected during the review, per task."""
     counts: dict[str, int] = {}
-    folder = Path(str(files("text_eval.framingqa") / "reviewed"))
+    folder = Path(str(files("framebench.text_eval.framingqa") / "reviewed"))
     for path in sorted(folder.glob("*.rejected.jsonl")):
         counts[path.name.removesuffix(".rejected.jsonl")] = sum(1 for line in path.open(encoding="utf-8") if line.strip())
     return counts

@@ -31,13 +31,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from framebench.text_eval.framingqa.answer_sheets import (
+    AnswerSheet,
+    check_sheet,
+    numbered,
+    write_sheets,
+)
+from framebench.text_eval.framingqa.check import PREMISE_WORDS, content_stems, words
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domains
+
 from framebench.errors import UserError
 from framebench.jsonl import iter_jsonl, read_jsonl
 from framebench.schema import check_fields
-from text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered, write_sheets
-from text_eval.framingqa.check import PREMISE_WORDS, content_stems, words
-from text_eval.framingqa.contexts import Context
-from text_eval.framingqa.domains import domains
 
 DECISIONS = ("accept", "reject", "edit")
 QUOTE_WORDS = 8  # a draft that copies this many consecutive words of the context quotes more than a clause

@@ -16,8 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from framebench.errors import UserError
-from text_eval.framingqa.contexts import (
+from framebench.text_eval.framingqa.contexts import (
     FINANCE_SCOPES,
     FINANCE_TARGETS,
     Context,
@@ -25,7 +24,9 @@ from text_eval.framingqa.contexts import (
     clean_text,
     read_table,
 )
-from text_eval.framingqa.domains import Domain, Loaded
+from framebench.text_eval.framingqa.domains import Domain, Loaded
+
+from framebench.errors import UserError
 
 TASK = "finance"
 MAX_WORDS = 120

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from text_eval.framingqa.contexts import (
+from framebench.text_eval.framingqa.contexts import (
     HEARSAY_OFFICIAL_ROWS,
     HEARSAY_SCOPES,
     LAW_PER_CATEGORY,
@@ -21,7 +21,7 @@ from text_eval.framingqa.contexts import (
     hf_table,
     read_table,
 )
-from text_eval.framingqa.domains import Domain, Loaded
+from framebench.text_eval.framingqa.domains import Domain, Loaded
 
 LAW_TASK = "law_issue_spotting"
 HEARSAY_TASK = "law_hearsay"

@@ -14,9 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from framebench.errors import UserError
-from framebench.vocabulary import MC_ANSWERS
-from text_eval.framingqa.contexts import (
+from framebench.text_eval.framingqa.contexts import (
     MEDICINE_CASES,
     Context,
     Dropped,
@@ -24,7 +22,10 @@ from text_eval.framingqa.contexts import (
     hf_table,
     read_table,
 )
-from text_eval.framingqa.domains import Domain, Loaded
+from framebench.text_eval.framingqa.domains import Domain, Loaded
+
+from framebench.errors import UserError
+from framebench.vocabulary import MC_ANSWERS
 
 TASK = "medicine"
 COLUMNS = ("id", "Case Information", "Physical Examination", "Diagnostic Tests", "Final Diagnosis",

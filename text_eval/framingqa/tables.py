@@ -23,7 +23,7 @@ DIRECTIONS = ("correct", "incorrect", "all")
 
 def task_order() -> tuple[str, ...]:
     """Tasks in report order: the registered domains', then the pooled "all"."""
-    from text_eval.framingqa.domains import task_names
+    from framebench.text_eval.framingqa.domains import task_names
 
     return (*task_names(), "all")
 

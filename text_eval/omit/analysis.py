@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from text_eval.omit import metrics as common
-from text_eval.omit.analysis_report import figures, markdown, tables
+from framebench.text_eval.omit import metrics as common
+from framebench.text_eval.omit.analysis_report import figures, markdown, tables
 
 __all__ = ["analyze", "tables", "markdown", "figures", "kappa_permutation", "tiers"]
 

@@ -7,17 +7,23 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from framebench.text_eval.omit import frames, inaction, select
+from framebench.text_eval.omit.calls import CachedGenerator
+from framebench.text_eval.omit.conditions import Condition, parse_omit_answer
+from framebench.text_eval.omit.output import FRAMES, write_outputs
+from framebench.text_eval.omit.personas import (
+    PERSONA_MAX_NEW_TOKENS,
+    PERSONAS,
+    pattern,
+    persona_chat,
+)
+from framebench.text_eval.omit.seed import load_seed, locate_seed
+
 from framebench.backends.base import Backend, Decoding
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.runinfo import write_text_atomic
 from framebench.store import ResultStore
-from text_eval.omit import frames, inaction, select
-from text_eval.omit.calls import CachedGenerator
-from text_eval.omit.conditions import Condition, parse_omit_answer
-from text_eval.omit.output import FRAMES, write_outputs
-from text_eval.omit.personas import PERSONA_MAX_NEW_TOKENS, PERSONAS, pattern, persona_chat
-from text_eval.omit.seed import load_seed, locate_seed
 
 _PERSONA_PARSE = Condition(name="M0", instruction="", max_new_tokens=PERSONA_MAX_NEW_TOKENS,
                            final_answer_line=True)
@@ -114,7 +120,7 @@ def build_from_moralchoice(source: Path, backend: Backend, out: Path, batch_size
     report["calls"] = {stage: st.as_dict() for stage, st in gen.stats.items()}
     report["calls_total"] = sum(st.calls for st in gen.stats.values())
     report["new_calls_total"] = sum(st.new_calls for st in gen.stats.values())
-    from text_eval.omit.output import write_report
+    from framebench.text_eval.omit.output import write_report
 
     write_report(report, out)
     return report
@@ -147,7 +153,7 @@ def build_from_authored(source: Path, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     report = finish(framed, funnel, dropped, out, model="authored", fingerprint="authored")
     report["calls"], report["calls_total"], report["new_calls_total"] = {}, 0, 0
-    from text_eval.omit.output import write_report
+    from framebench.text_eval.omit.output import write_report
 
     write_report(report, out)
     return report

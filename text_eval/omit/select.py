@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from text_eval.omit.personas import PERSONAS, conflict_labels, disagreement_strength
+from framebench.text_eval.omit.personas import PERSONAS, conflict_labels, disagreement_strength
 
 UNANIMOUS = "unanimous"
 YN_ONLY = "YN-only"

@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from framebench.text_eval.framingqa.contexts import Context, Dropped
+from framebench.text_eval.framingqa.domains import Domain, Loaded
+
 from framebench.errors import UserError
-from text_eval.framingqa.contexts import Context, Dropped
-from text_eval.framingqa.domains import Domain, Loaded
 
 SCOPES = {
     "Rain": "Rain, showers, drizzle, wet streets, umbrellas, puddles.",

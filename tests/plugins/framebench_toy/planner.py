@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from embodied.planners import PlanPlanner
+from framebench.embodied.planners import PlanPlanner
+
 from framebench.registry import Engine
 
 

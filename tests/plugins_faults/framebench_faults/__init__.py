@@ -9,7 +9,8 @@ import os
 import signal
 from pathlib import Path
 
-from embodied.planners import OraclePlanner
+from framebench.embodied.planners import OraclePlanner
+
 from framebench.registry import Engine
 
 

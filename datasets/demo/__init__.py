@@ -1,0 +1,1 @@
+"""The demo datasets, installed as package data (``importlib.resources.files("framebench.demo")``)."""
