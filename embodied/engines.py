@@ -1,6 +1,6 @@
 """The embodied engines (registered under ``framebench.engines`` in pyproject.toml): the
 non-LLM planners and the symbolic simulator. Any model engine's spec is also a planner spec
-(``embodied.planners.load_planner`` wraps it in the LLM planner)."""
+(``framebench.embodied.planners.load_planner`` wraps it in the LLM planner)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def symbolic_options(options) -> dict:
 
 
 class SymbolicSimulator(Simulator):
-    """Runs planners in framebench's symbolic PARTNR-semantics household (``embodied.env``)."""
+    """Runs planners in framebench's symbolic PARTNR-semantics household (``framebench.embodied.env``)."""
 
     name = "symbolic"
     options = {name: text for name, (_type, text) in SYMBOLIC_OPTIONS.items()}
@@ -110,7 +110,7 @@ def planner_calls_model(spec: str) -> bool | None:
 
 def symbolic_dry_run(planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:
     """Episodes x framings as the runner runs them; an LLM planner's framing makes at most
-    replan_cap + 1 planner calls (``embodied.runner``: PARTNR's replanning_count)."""
+    replan_cap + 1 planner calls (``framebench.embodied.runner``: PARTNR's replanning_count)."""
     from framebench.embodied.env import MAX_SIM_STEPS
     from framebench.embodied.episodes import read_episodes
     from framebench.embodied.framing import FRAMINGS, framing_slot

@@ -19,7 +19,7 @@ examples is in ``datasets/robotics.md``). Here:
 * quirk 3: Same/DifferentArg naming ``*args_<i>`` (``is_clustered``) raise in PARTNR once two of
   their propositions are satisfied (it looks the literal key up in the info). The tracker records
   that as an ``evaluation_error``: the episode ends there and scores 0, as a crashed PARTNR episode
-  is ingested. (Quirks 1 and 2 are in the predicates, ``embodied.world``.)
+  is ingested. (Quirks 1 and 2 are in the predicates, ``framebench.embodied.world``.)
 
 With the switch off, strings are compared as whole values, dependencies gate the copies and
 ``*args_<i>`` picks group i of the satisfying cluster. In both modes satisfying values are looked up

@@ -27,7 +27,7 @@ class SimulationSettings:
     ``max_new_tokens``: LLM planners' tokens per decision; ``limit``: only the first N
     episodes; ``model_args``: the model engine's options (``--model-arg``); ``options``: the
     simulator's own options, which that simulator checks and reads (the symbolic one's are in its
-    package: ``embodied.engines``)."""
+    package: ``framebench.embodied.engines``)."""
 
     replan_cap: int = 25
     max_new_tokens: int = 64

@@ -11,7 +11,7 @@ from framebench.simulation import SimulationSettings, Simulator
 
 
 class HabitatSimulator(Simulator):
-    """PARTNR in Habitat 3.0 (``partnr_adapters.habitat_simulator``): the in-container runner runs the framed
+    """PARTNR in Habitat 3.0 (``framebench.partnr_adapters.habitat_simulator``): the in-container runner runs the framed
     episodes, ingest writes the run folder."""
 
     name = "habitat"

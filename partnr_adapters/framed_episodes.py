@@ -1,6 +1,6 @@
 """Framed PARTNR datasets: every episode of a PARTNR episode file in its 7 framings.
 
-The framings are the symbolic runner's (``embodied.framing.FRAMINGS``): neutral plus correct/incorrect
+The framings are the symbolic runner's (``framebench.embodied.framing.FRAMINGS``): neutral plus correct/incorrect
 bias x root/propositional/global. A framed episode is the original with only ``instruction`` replaced
 and ``episode_id`` suffixed ``__<bias>_<level>`` (``__neutral`` for the neutral framing), so PARTNR
 loads, runs and evaluates it exactly like the original.

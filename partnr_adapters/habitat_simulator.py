@@ -1,7 +1,7 @@
 """The habitat simulator (``framebench embodied --simulator habitat``): run PARTNR in its container
 (or in place) and ingest.
 
-Where PARTNR's in-container runner (``partnr_adapters.in_container``) runs, in order of
+Where PARTNR's in-container runner (``framebench.partnr_adapters.in_container``) runs, in order of
 preference:
 
 1. here, when ``habitat_llm`` is importable in this interpreter;

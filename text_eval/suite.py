@@ -59,7 +59,7 @@ DOMAIN_HELP = {
 @dataclass
 class FramingQASuite(Suite):
     def task_names(self) -> tuple[str, ...]:
-        """One task per registered domain (``text_eval.framingqa.domains``)."""
+        """One task per registered domain (``framebench.text_eval.framingqa.domains``)."""
         from framebench.text_eval.framingqa.domains import task_names
 
         return task_names()
@@ -318,7 +318,7 @@ class OmitSuite(Suite):
 
 @dataclass
 class FramingQARotatedSuite(FramingQASuite):
-    """FramingQA MC items in rotated option orders (``text_eval.framingqa.rotation``): run like FramingQA,
+    """FramingQA MC items in rotated option orders (``framebench.text_eval.framingqa.rotation``): run like FramingQA,
     scored only as option-position control, next to the same model's fixed-order rows."""
 
     def compute(self, inputs) -> Mapping[str, Any] | None:

@@ -6,7 +6,7 @@ system turn where it has one: OMIT M3); greedy
 decoding with framebench's max new tokens; scored by framebench's own strict parser. Metrics:
 accuracy with its standard error clustered by context, strict accuracy and framing effect per
 format (pooled over tasks, as ``framebench score``), and a suite's own metrics
-(``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR per condition, ``text_eval.omit.inspect_metric``).
+(``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR per condition, ``framebench.text_eval.omit.inspect_metric``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A sheet is authored data (framebench's reviewed sheets in ``text_eval/framingqa/
 set's, or a user's accepted drafts: ``framebench sheets``); the build writes the sheets it used to
 ``answer_sheets.jsonl``. The multiple-choice layout is not part of a sheet: ``mc_layout`` derives it
 from the context id. ``check_sheet`` rejects a structurally inconsistent sheet with a clear error;
-``text_eval.framingqa.check`` finds the defects a reviewer would reject.
+``framebench.text_eval.framingqa.check`` finds the defects a reviewer would reject.
 """
 
 from __future__ import annotations

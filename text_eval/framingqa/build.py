@@ -3,7 +3,7 @@
 Sources (``--source``):
 - a folder laid out like ``../shared/data`` (``legalbench/``, ``fiqa/``, ``diagnosisarena/``), or
   ``hf`` (the same loaders fed by HF ``datasets``): every source row is a candidate, and the
-  benchmark's contexts are the reviewed ones (``text_eval.framingqa.review``), with their sheets;
+  benchmark's contexts are the reviewed ones (``framebench.text_eval.framingqa.review``), with their sheets;
   ``--unreviewed`` instead takes each task's automatic selection and extractive premises (to audit
   the review: such a build fails ``--check``);
 - a prepared folder holding ``contexts.jsonl`` and ``answer_sheets.jsonl`` (the demo set, a user's

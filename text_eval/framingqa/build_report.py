@@ -1,6 +1,6 @@
 """``build_report.md``: counts per task and format, ΣE, category distribution, every dropped source
 record with its reason, notes, and 20 rendered items per task for a human to read; ``BuildResult``
-is what ``framebench build framingqa`` produced (``text_eval.framingqa.build.build``), as the report reads it."""
+is what ``framebench build framingqa`` produced (``framebench.text_eval.framingqa.build.build``), as the report reads it."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def _counts(result: BuildResult) -> list[str]:
 
 
 def _check(result: BuildResult) -> list[str]:
-    """What ``text_eval.framingqa.check`` found (``--check`` fails on any of it)."""
+    """What ``framebench.text_eval.framingqa.check`` found (``--check`` fails on any of it)."""
     lines = ["## Check", ""]
     if not result.defects:
         return lines + ["No defects: every check of `text_eval/framingqa/check.py` passes.", ""]

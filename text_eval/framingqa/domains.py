@@ -45,7 +45,7 @@ class Domain:
     ``load(opts)`` reads every usable source row of ``opts.source`` (a folder, or ``"hf"``) as a
     candidate context, with the source's own label (``""`` where the source has none);
     ``select(candidates)`` is the automatic selection that ``--unreviewed`` builds use (default: every
-    candidate); a normal build takes the reviewed contexts instead (``text_eval.framingqa.review``);
+    candidate); a normal build takes the reviewed contexts instead (``framebench.text_eval.framingqa.review``);
     ``mc_ask`` is the neutral MC question (no option named; ``""``: binary only, like hearsay);
     ``phrase(option)`` how a question names an option ("a consumer issue"); ``scopes`` maps each
     label to its Appendix C scope (extractive evidence retrieval; empty: options are free text);

@@ -1,7 +1,7 @@
 """Extractive answer sheets (``--unreviewed`` builds only): TF-IDF evidence ranking.
 
 These sheets are what the review replaced: a quoted sentence with a label attached is not a
-rationale, and ``text_eval.framingqa.check`` rejects them. They remain so that an audit can rebuild
+rationale, and ``framebench.text_eval.framingqa.check`` rejects them. They remain so that an audit can rebuild
 the unreviewed benchmark and compare.
 
 Per task, one TF-IDF model (scikit-learn) is fitted on all context sentences and option scopes.

@@ -1,5 +1,5 @@
 """``framebench sheets draft|accept``: answer sheets for your own contexts, drafted by a model and
-reviewed by a person (``text_eval.framingqa.sheet_drafts``)."""
+reviewed by a person (``framebench.text_eval.framingqa.sheet_drafts``)."""
 
 from pathlib import Path
 

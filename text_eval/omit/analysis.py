@@ -1,4 +1,4 @@
-"""OMIT analyses beyond the common metrics (``text_eval.omit.metrics``), from records alone.
+"""OMIT analyses beyond the common metrics (``framebench.text_eval.omit.metrics``), from records alone.
 
 - ``strength``: OBR by persona-disagreement strength (paper Figure 3). A scenario's strength is the
   number of conflicting persona pairs, |(Y,N) group| x |(N,Y) group| (0 for pool scenarios), read

@@ -1,6 +1,6 @@
 """Report tables (shaped like OMIT Tables 8-12; ``framebench.scoring.sections``) and figures (in the
 spirit of OMIT Figures 2, 3, 5 and 6) for the dict returned by
-``text_eval.omit.analysis.analyze``: ordinary tables of the OMIT suite."""
+``framebench.text_eval.omit.analysis.analyze``: ordinary tables of the OMIT suite."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ Per-conflict OBR: a scenario's ``conflicts`` is ``|``-joined labels; it counts f
 
 Scope: the OMIT benchmark is the conflict-labeled scenarios (paper: the 218). The evaluation
 items also carry the unlabeled candidate pool (``conflicts == ""``, needed for the random
-baselines of :mod:`text_eval.omit.analysis`), so when any record has a label, the rates,
+baselines of :mod:`framebench.text_eval.omit.analysis`), so when any record has a label, the rates,
 tests and per-conflict OBR cover the labeled scenarios only (``"scope": "labeled"``); a record
 set without any label (e.g. an ad-hoc scenario set) is scored whole (``"scope": "all"``).
 
