@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EMBODIED_SDIST = REPO / ".venv-cache" / "embodied-1.2.0.tar.gz"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def run(args: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
