@@ -92,7 +92,10 @@ class Plan:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text.rstrip("/").rsplit("/", 1)[-1]).strip("-").lower()[:40] or "x"
+    from framebench.paths import DEMO_SCHEME
+
+    name = text.removeprefix(DEMO_SCHEME).rstrip("/").rsplit("/", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower()[:40] or "x"
 
 
 def _strings(path: Path, table: dict[str, Any], key: str, where: str, required: bool = True) -> list[str]:

@@ -1,7 +1,8 @@
 """Every offline command the README shows is run here, exactly as written.
 
-Fenced ```bash blocks are run line by line (``framebench ...`` lines, from a scratch folder whose
-``datasets`` points at the project's, and where every file a ```toml FILE block shows is written first);
+Fenced ```bash blocks are run line by line (``framebench ...`` lines, from an empty scratch folder:
+the demo data is named ``demo:NAME``, installed with framebench; every file a ```toml FILE block shows
+is written there first);
 blocks tagged ```bash no-test need a GPU, an API or Docker.
 The two fresh-machine commands in the first lines are checked for their shape here and run for real
 by ``scripts/fresh_check.sh`` (new clone, new venv). The demo itself runs in test_demo.py.
@@ -54,7 +55,6 @@ def test_readme_has_offline_commands_to_run():
 
 @pytest.mark.subprocess
 def test_offline_readme_commands_run(tmp_path):
-    (tmp_path / "datasets").symlink_to(REPO / "datasets")
     for name, text in readme_files().items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     for command in offline_commands():

@@ -150,8 +150,7 @@ def test_a_simulator_checks_its_own_options(tmp_path):
 
 
 def readme_plan(tmp_path: Path) -> Path:
-    """The README's sweep plan, written where the README's command runs it (``datasets`` beside it)."""
-    (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    """The README's sweep plan, written in an empty folder (it names the demo data ``demo:NAME``)."""
     plan = tmp_path / "sweep.toml"
     plan.write_text(readme_files()["sweep.toml"], encoding="utf-8")
     return plan
