@@ -27,7 +27,7 @@ if [ "$with_tests" = 1 ]; then
   # tests drive it (tests/core/test_engines_range.py). Where it cannot be built, the reason goes to
   # .venv-vllm.skip and those tests skip with it.
   bash scripts/vllm_env.sh
-  # PyPI's embodied 1.2.0 (DreamerV3's package): tests/test_wheel.py installs framebench's wheel beside it.
+  # PyPI's embodied 1.2.0 (DreamerV3's package): tests/e2e/test_wheel.py installs framebench's wheel beside it.
   mkdir -p .venv-cache
   if [ ! -f .venv-cache/embodied-1.2.0.tar.gz ]; then
     curl -sSfL -o .venv-cache/embodied-1.2.0.tar.gz.part \
