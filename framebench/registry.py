@@ -1,8 +1,9 @@
 """The registries: engines (model backends, planners, simulators), suites, answer modes, report
-parts and commands.
+parts, build commands and command groups.
 
-Both are filled from Python entry points, so a package can add an engine or a suite without
-editing framebench::
+Each is filled from its own entry-point group (the ``*_GROUP`` names below; the FramingQA domains
+and OMIT conditions have two more, read by ``framebench.text_eval``), so a package can add an
+engine or a suite without editing framebench::
 
     [project.entry-points."framebench.engines"]
     mymodel = "my_pkg.engines:MY_MODEL"      # an ``Engine``
@@ -50,7 +51,7 @@ DEVICES = ("cpu", "gpu", "remote")
 # allowed answers (``--answer constrained``), scoring continuations (the choice planner).
 CAPABILITIES = ("generate", "score_answers", "score_continuations")
 # The answer mode a text job gets without ``--answer``: the pipeline's own (``framebench.pipeline.
-# text.GenerateMode``, registered under ``framebench.answer_modes`` like any other).
+# text.GenerateAnswers``, registered under ``framebench.answer_modes`` like any other).
 DEFAULT_ANSWER_MODE = "generate"
 CAPABILITY_WORDS = {"generate": "generate text", "score_answers": "score allowed answers",
                     "score_continuations": "score continuations"}

@@ -40,7 +40,7 @@ class Chunk:
     done: int = 0  # records of the unit this chunk finishes
     files: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # extra progress counters (planner decisions)
-    info: dict[str, Any] = field(default_factory=dict)  # for the producer's bookkeeping, not stored
+    info: dict[str, Any] = field(default_factory=dict)  # for the front end's bookkeeping, not stored
     node: str = ""  # the Ray node that made it ("" locally)
     seconds: float = 0.0  # worker time spent on this chunk
     setup_seconds: float = 0.0  # of that, the worker's one-time setup (imports, model load)

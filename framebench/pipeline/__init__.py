@@ -50,7 +50,7 @@ def persist(executor: Executor, units: Sequence[Unit], store: ResultStore, out: 
             on_chunk: Callable[[Chunk], None],
             remaining: Callable[[Unit], Unit | None] | None = None) -> dict[str, Any]:
     """Execute ``units``; store each chunk's results (one transaction) and write its side files
-    the moment it arrives, then hand it to ``on_chunk`` (progress, the producer's bookkeeping).
+    the moment it arrives, then hand it to ``on_chunk`` (progress, the front end's bookkeeping).
     Returns what the driver's side cost: chunks, results and seconds spent persisting them."""
     import time
 

@@ -1,0 +1,148 @@
+"""docs/design.md names code that exists, so the map cannot drift from the territory: every path it
+shows is a file or folder of the repository, every dotted name resolves (``framebench.x.y``, a suite
+module such as ``text_eval.omit.conditions.Condition``, a core module such as ``pipeline.finalize``,
+a class member such as ``Suite.jobs``), and every identifier it shows is spelled in the code."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "design.md"
+SUITES = ("text_eval", "embodied", "partnr_adapters")  # mapped under framebench by package-dir
+SOURCE_DIRS = ("framebench", *SUITES)
+FILE_SUFFIXES = {"py", "md", "toml", "json", "jsonl", "parquet", "sqlite", "html", "gz", "tsv", "txt"}
+CODE = re.compile(r"`([^`\n]+)`")
+DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+PATH = re.compile(r"[\w.*-]+(?:/[\w.*-]*)+")
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+@cache
+def sources() -> dict[Path, str]:
+    return {p: p.read_text(encoding="utf-8") for d in SOURCE_DIRS for p in sorted((REPO / d).rglob("*.py"))}
+
+
+@cache
+def code_text() -> str:
+    return "\n".join(sources().values()) + (REPO / "pyproject.toml").read_text(encoding="utf-8")
+
+
+@cache
+def core_modules() -> frozenset[str]:
+    core = REPO / "framebench"
+    return frozenset(p.stem for p in core.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file())
+
+
+@cache
+def top_folders() -> frozenset[str]:
+    return frozenset(p.name for p in REPO.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    parts = parts[:-1] if parts[-1] == "__init__" else parts
+    return ".".join(("framebench", *parts) if parts[0] in SUITES else parts)
+
+
+@cache
+def class_homes() -> dict[str, tuple[str, ...]]:
+    """Class name -> the modules that define a class of that name."""
+    homes: dict[str, list[str]] = {}
+    for path, text in sources().items():
+        for name in re.findall(r"^\s*class (\w+)", text, re.MULTILINE):
+            homes.setdefault(name, []).append(module_name(path))
+    return {name: tuple(mods) for name, mods in homes.items()}
+
+
+def has_member(obj: Any, name: str) -> bool:
+    if hasattr(obj, name):
+        return True
+    return isinstance(obj, type) and any(name in vars(k).get("__annotations__", {}) or
+                                         name in getattr(k, "__dataclass_fields__", {}) for k in obj.__mro__)
+
+
+def resolves(dotted: str) -> bool:
+    """``dotted`` is an importable module, or a module followed by attributes that exist."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not has_member(obj, attr):
+                return False
+            obj = getattr(obj, attr, None)
+        return True
+    return False
+
+
+def dotted_problem(name: str) -> str | None:
+    """Why a dotted name the doc shows names nothing in the code (None: it does)."""
+    first = name.split(".")[0]
+    if first == "framebench":
+        if resolves(name) or f'"{name}"' in code_text():  # a module path, or an entry-point group / key
+            return None
+        return "resolves to no module or attribute, and the code spells no such string"
+    if first in SUITES or first in core_modules():
+        return None if resolves(f"framebench.{name}") else f"framebench.{name} resolves to nothing"
+    if first in class_homes():
+        rest = name.split(".", 1)[1]
+        return None if any(resolves(f"{mod}.{first}.{rest}") for mod in class_homes()[first]) else \
+            f"no class {first} in {', '.join(class_homes()[first])} has {rest}"
+    return None if resolves(name) else "names neither a framebench module nor a class of the code"
+
+
+def path_problem(path: str) -> str | None:
+    """Why a path the doc shows is not in the repository (None: it is, or it is not a repository path)."""
+    first = path.split("/")[0]
+    if first in top_folders():
+        candidates = [path]
+    elif first in core_modules():
+        candidates = [f"framebench/{path}"]
+    else:
+        return None  # a value (a slot such as correct/root/plain/Q1) or a placeholder (RUN_DIR/...)
+    if any(any(REPO.glob(c.rstrip("/"))) for c in candidates):
+        return None
+    return "no such file or folder in the repository"
+
+
+def problems(doc: str) -> list[str]:
+    found = []
+    words = set(IDENTIFIER.findall(code_text()))
+    for shown in sorted(set(CODE.findall(doc))):
+        token = shown.split("(")[0].strip()
+        why = None
+        if PATH.fullmatch(token):
+            why = path_problem(token)
+        elif token.endswith(".py") and IDENTIFIER.fullmatch(token[:-3]):
+            why = None if any(REPO.glob(f"*/**/{token}")) else "no such file in the repository"
+        elif DOTTED.fullmatch(token) and token.rsplit(".", 1)[1] not in FILE_SUFFIXES:
+            why = dotted_problem(token)
+        elif IDENTIFIER.fullmatch(token) and ("_" in token.strip("_") or re.search(r"[a-z][A-Z]", token)):
+            why = None if token in words else "spelled nowhere in the code"
+        if why:
+            found.append(f"`{shown}`: {why}")
+    return found
+
+
+def test_every_name_in_design_md_exists_in_the_code():
+    assert problems(DOC.read_text(encoding="utf-8")) == []
+
+
+def test_the_check_catches_names_that_moved():
+    """The names design.md held before the glossary followed the code (issue 44) are all caught,
+    beside names that exist."""
+    stale = ("`runs.write_run`", "`text_eval/sources_*.py`", "`framebench.pipeline.text.GenerateMode`",
+             "`pipeline.text.GenerateMode`", "`Suite.no_such_method`", "`records.key_columns`",
+             "`framebench.no_such_group`", "`write_run_json`")
+    current = ("`framebench.run_folder.write_run`", "`text_eval/framingqa/sources_*.py`",
+               "`framebench.pipeline.text.GenerateAnswers`", "`Suite.jobs`", "`SuiteRecords.key_columns`",
+               "`framebench.suites`", "`write_run_info`", "`in_container.py`", "`scoring/sections.py`")
+    found = problems(" ".join(stale + current))
+    assert [line.split(":")[0] for line in found] == sorted(stale)
