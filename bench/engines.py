@@ -304,10 +304,10 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
-    from framebench.text_eval.parsing import parse_answer
 
     from framebench.backends.hf import HFBackend
+    from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
+    from framebench.text_eval.parsing import parse_answer
 
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     items = pick_items(read_items(args.items), args.context, args.all_items, args.task)

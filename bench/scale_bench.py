@@ -398,7 +398,6 @@ def main() -> None:
 
     from framebench.embodied.episodes import write_episodes
     from framebench.embodied.generator import generate
-
     from framebench.executors.cluster import require_ray
 
     ray = require_ray(None)
@@ -415,7 +414,6 @@ def main() -> None:
             write_episodes(eps, episodes)
             print(f"generated {len(eps)} episodes in {t:.1f} s")
             import framebench.embodied.runner  # noqa: F401  the driver's own imports (pandas, pyarrow, the simulator)
-
             import framebench.records  # noqa: F401  are paid before any run, not by whichever runs first
 
             res = bench_embodied(ray, episodes, 7 * len(eps), work)

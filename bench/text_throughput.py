@@ -46,9 +46,8 @@ def token_ceiling(backend, items: list[dict], records) -> dict:
     (each group's prefix once, every suffix, the padding between them, the generated tokens).
     Where the matrix multiplications dominate (a CPU), the speedup tracks this ratio; the naive path
     additionally pays a full weight pass per generated token, which batching shares."""
-    from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
-
     from framebench.backends.prefix_groups import group_by_shared_prefix
+    from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
 
     naive = fast = prefixes = suffixes = padding = generated = 0
     for fmt in ("binary", "mc"):
@@ -85,13 +84,13 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
-    from framebench.text_eval.parsing import parse_answer
 
     from framebench.api import run_text
     from framebench.backends import load_backend
     from framebench.items import write_items
     from framebench.records import read_records
+    from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
+    from framebench.text_eval.parsing import parse_answer
 
     load_start = os.getloadavg()
     items = pick_items(args.items, args.context, args.mixed)

@@ -16,9 +16,10 @@ def robotics(
     from framebench.paths import check_out_folder
 
     check_out_folder(out)  # before generating
+    from rich.progress import Progress
+
     from framebench.embodied.episodes import write_episodes
     from framebench.embodied.generator import generate
-    from rich.progress import Progress
 
     with Progress() as bar:
         task = bar.add_task("episodes", total=n)

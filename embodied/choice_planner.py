@@ -21,11 +21,10 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from framebench.backends.base import ScoresContinuations, require
 from framebench.embodied.planners import Decision, Planner
 from framebench.embodied.skills import SUCCESS, Action, SkillExecutor
 from framebench.embodied.world import World
-
-from framebench.backends.base import ScoresContinuations, require
 
 PROMPT_VERSION = "choice-v4"
 SYSTEM_PROMPT = """You are a household robot. You list the steps that complete the task, one per line.

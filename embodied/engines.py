@@ -19,7 +19,6 @@ def _oracle(arg: str):
 
 def _choice(arg: str, **options):
     from framebench.embodied.choice_planner import ChoicePlanner, check_model_spec
-
     from framebench.registry import build_engine
 
     check_model_spec(arg)
@@ -70,7 +69,6 @@ class SymbolicSimulator(Simulator):
         from framebench.embodied.episodes import read_episodes
         from framebench.embodied.planners import check_planner_spec
         from framebench.embodied.runner import run, run_identity
-
         from framebench.runinfo import check_reuse
 
         check_planner_spec(planner)
@@ -98,7 +96,6 @@ def planner_calls_model(spec: str) -> bool | None:
     cap), read from its class without building it; None for a planner engine of a plugin."""
     from framebench.embodied.choice_planner import ChoicePlanner
     from framebench.embodied.planners import LLMPlanner, OraclePlanner, ScriptPlanner
-
     from framebench.registry import engines_of
 
     kind = spec.partition(":")[0]

@@ -17,10 +17,11 @@ import string
 from typing import Any
 
 import gymnasium as gym
+from gymnasium import spaces
+
 from framebench.embodied.evaluation import PropositionTracker
 from framebench.embodied.skills import Action, SkillExecutor, parse_action
 from framebench.embodied.world import World
-from gymnasium import spaces
 
 CHARSET = string.printable
 MAX_SIM_STEPS = 20_000

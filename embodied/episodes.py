@@ -13,7 +13,6 @@ from typing import Any
 from framebench.embodied.evaluation import CONSTRAINT_TYPES, MODES, RELATIONS
 from framebench.embodied.framing import validate_purposes
 from framebench.embodied.world import HANDLE_ARGS, PREDICATES, STATE_PREDICATES
-
 from framebench.errors import UserError
 from framebench.runinfo import write_text_atomic
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import networkx as nx
+
 from framebench.embodied.skills import FAUCET_CLEANED, SUCCESS, Action, SkillExecutor
 from framebench.embodied.world import World
 

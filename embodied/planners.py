@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 
 from framebench.embodied.oracle import oracle_plan
 from framebench.embodied.skills import TOOL_DESCRIPTIONS
-
 from framebench.errors import UserError
 from framebench.registry import check_planner_spec, planner_specs  # noqa: F401  (re-exported)
 

@@ -31,7 +31,6 @@ from framebench.embodied.evaluation import evaluation_mode
 from framebench.embodied.framing import FRAMINGS, frame_instruction, framing_suffix
 from framebench.embodied.planners import Decision, Planner
 from framebench.embodied.skills import parse_action
-
 from framebench.run_folder import EPISODE_LOGS
 
 DEFAULT_REPLAN_CAP = 25
@@ -370,7 +369,8 @@ class EpisodeRun:
         rows = episode_rows(self.episodes, results, run_id, spec, meta["uses_cap"])
         errors = sum(results[r["item_id"]].get("evaluation_error") is not None for r in rows)
         identity = self.identity or run_identity(self.spec, self.episodes_file, replan_cap=self.replan_cap,
-                                                 partnr_compat=self.partnr_compat, limit=self.limit)
+                                                 partnr_compat=self.partnr_compat, limit=self.limit,
+                                                 max_new_tokens=self.max_new_tokens)
         prompts = [p for _, framed in self.keyed for p in framed.items()]
         finalize(self.out, rows, prompts, RunInfo(
             run_id=run_id, model=spec, fingerprint=meta["fingerprint"], decoding=settings,

@@ -24,7 +24,6 @@ def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias:
     """The record of one episode framing, from whichever simulator ran it (``replans`` None: the
     planner makes no LLM calls)."""
     from framebench.embodied.framing import framing_slot
-
     from framebench.records import make_row
 
     return make_row(
@@ -54,7 +53,6 @@ class EmbodiedSuite(Suite):
         """The tables name the evaluation mode the runs declared (its provenance field)."""
         from framebench.embodied.evaluation import EVALUATION_MODES
         from framebench.embodied.report import embodied_tables
-
         from framebench.scoring.sections import Section
 
         evaluation = (report.get("meta") or {}).get(EVALUATION_META)

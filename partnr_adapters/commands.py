@@ -34,7 +34,6 @@ def ingest(
 ) -> None:
     """Turn PARTNR outputs into framebench records; crashed or missing episodes are listed, never dropped."""
     from framebench.partnr_adapters.ingest import ingest as run_ingest
-
     from framebench.paths import check_out_folder
 
     check_out_folder(out)
@@ -69,7 +68,6 @@ def accept_purposes(
 ) -> None:
     """Write the purposes file from the accepted entries of a review file."""
     from framebench.partnr_adapters.purposes import accept_purposes as run_accept
-
     from framebench.paths import check_out_file
 
     check_out_file(out)

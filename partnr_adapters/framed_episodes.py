@@ -41,7 +41,6 @@ def parse_framed_id(item_id: str) -> tuple[str, str, str]:
 def load_episode_file(path: str | Path) -> dict[str, Any]:
     """Read a PARTNR episode file (``.json`` or ``.json.gz``) holding ``{"episodes": [...]}``."""
     from framebench.embodied.episodes import load_episode_container
-
     from framebench.paths import check_safe_name
 
     path = Path(path)

@@ -171,9 +171,8 @@ class HabitatWorker:
         import json
         import tempfile
 
-        from framebench.partnr_adapters.ingest import MANIFEST_FILE
-
         from framebench.executors import Chunk
+        from framebench.partnr_adapters.ingest import MANIFEST_FILE
 
         indices = [index for index, _, _ in unit.payload]
         opts = dict(self.opts, indices=",".join(map(str, indices)), batch_size=len(indices))
@@ -297,7 +296,6 @@ class HabitatRun:
     def keys(self, fingerprint: str) -> list[str]:
         """Each variant's store key: planner, variant id, its framed episode, the keyed options."""
         from framebench.partnr_adapters.framed_episodes import load_episode_file
-
         from framebench.store import result_key
 
         settings = {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
@@ -309,9 +307,8 @@ class HabitatRun:
         them), plan the rest as runner batches."""
         import json
 
-        from framebench.partnr_adapters.ingest import MANIFEST_FILE
-
         from framebench.executors import Unit
+        from framebench.partnr_adapters.ingest import MANIFEST_FILE
         from framebench.pipeline.driver import Plan
 
         keys, ids = self.keys(meta["spec"]), self.ids
@@ -335,7 +332,6 @@ class HabitatRun:
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
         from framebench.partnr_adapters.ingest import MANIFEST_FILE
-
         from framebench.pipeline import write_side_file
 
         if "manifest" in chunk.info:

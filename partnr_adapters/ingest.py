@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from framebench.embodied.evaluation import MODE_HABITAT
-
 from framebench.errors import UserError
 
 STATS_DIR = "stats"
@@ -230,7 +229,6 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
     from framebench.embodied.suite import episode_row
     from framebench.partnr_adapters.framed_episodes import load_episode_file, parse_framed_id
-
     from framebench.paths import child_path
     from framebench.run_folder import RunInfo, run_id_for, write_run
     from framebench.runinfo import file_sha256, now_iso

@@ -76,10 +76,10 @@ def read_review(path: Path) -> dict[str, Any]:
 def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_size: int = 8,
                    max_new_tokens: int = 300) -> dict[str, int]:
     """Draft purposes for every episode not yet drafted; returns counts by status."""
-    from framebench.partnr_adapters.framed_episodes import SUFFIX_SEP, load_episode_file
     from rich.progress import Progress
 
     from framebench.backends import Decoding, load_backend
+    from framebench.partnr_adapters.framed_episodes import SUFFIX_SEP, load_episode_file
     from framebench.runinfo import write_json_atomic
 
     review = Path(review)
@@ -121,7 +121,6 @@ def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_s
 def accept_purposes(review: str | Path, out: str | Path) -> int:
     """Write the purposes file from the accepted entries of a review file; returns their number."""
     from framebench.embodied.framing import validate_purposes
-
     from framebench.runinfo import write_json_atomic
 
     review = Path(review)

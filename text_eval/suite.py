@@ -136,9 +136,8 @@ class FramingQASuite(Suite):
         return score_framingqa(inputs.records, n_resamples=inputs.n_resamples)
 
     def report_sections(self, report):
-        from framebench.text_eval.framingqa.tables import framingqa_tables
-
         from framebench.scoring.sections import Section
+        from framebench.text_eval.framingqa.tables import framingqa_tables
 
         return [Section(self.title, framingqa_tables(report[self.name]))]
 
@@ -207,9 +206,8 @@ class OmitSuite(Suite):
         return None
 
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
-        from framebench.text_eval.omit.conditions import render_omit_chat
-
         from framebench.backends.base import Decoding
+        from framebench.text_eval.omit.conditions import render_omit_chat
 
         conditions = self.conditions(list(options.conditions) or ["M0"])
         return [Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
@@ -260,10 +258,9 @@ class OmitSuite(Suite):
         return metrics
 
     def report_sections(self, report):
+        from framebench.scoring.sections import Section
         from framebench.text_eval.omit.analysis_report import tables
         from framebench.text_eval.omit.tables import omit_tables
-
-        from framebench.scoring.sections import Section
 
         metrics = report[self.name]
         analysis = tables(metrics.get("analysis") or {})
@@ -327,9 +324,8 @@ class FramingQARotatedSuite(FramingQASuite):
         return score_rotation(inputs.records, inputs.n_resamples)
 
     def report_sections(self, report):
-        from framebench.text_eval.framingqa.rotation import rotation_table
-
         from framebench.scoring.sections import Section
+        from framebench.text_eval.framingqa.rotation import rotation_table
 
         return [Section(self.title, [rotation_table(report[self.name])])]
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from framebench.text_eval.framingqa.tables import task_order
 
 from framebench.scoring.figures import DIRECTION_COLORS, plain_label, plt
 from framebench.scoring.parts import SummaryTable
@@ -20,6 +19,7 @@ from framebench.scoring.sections import (
     ordered,
     task_name,
 )
+from framebench.text_eval.framingqa.tables import task_order
 from framebench.vocabulary import LEVELS
 
 TITLE = "Framing susceptibility (answer probabilities)"

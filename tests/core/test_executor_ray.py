@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from partnr_helpers import fake_habitat_llm
+
 from framebench.embodied.episodes import write_episodes
 from framebench.embodied.generator import make_episode
 from framebench.embodied.planners import load_planner
 from framebench.embodied.runner import run as run_embodied
-from partnr_helpers import fake_habitat_llm
-
 from framebench.pipeline.text import run_text
 from framebench.records import read_records
 

@@ -61,10 +61,9 @@ def test_no_framebench_module_names_a_suite_package():
 
 
 def test_unknown_answer_mode_is_a_user_error():
-    from framebench.text_eval.constrained import CONSTRAINED
-
     from framebench.errors import UserError
     from framebench.registry import answer_mode
+    from framebench.text_eval.constrained import CONSTRAINED
 
     assert answer_mode("constrained") is CONSTRAINED
     with pytest.raises(UserError, match="no answer mode 'nope'"):

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from framebench.text_eval.framingqa.answer_sheets import read_sheets
-from framebench.text_eval.framingqa.domains import domains
-from framebench.text_eval.omit.conditions import conditions
 
 from framebench import records, registry
 from framebench.cli import main
 from framebench.items import read_items
 from framebench.records import read_records
+from framebench.text_eval.framingqa.answer_sheets import read_sheets
+from framebench.text_eval.framingqa.domains import domains
+from framebench.text_eval.omit.conditions import conditions
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 EPISODES = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"

@@ -99,11 +99,10 @@ def _demo_chats(n_binary: int, n_mc: int):
 
 @pytest.mark.slow
 def test_trie_generation_and_constrained_on_smollm2(smollm2_dir):
-    from framebench.text_eval.framingqa.prompts import decoding_for
-
     from framebench.backends.base import Decoding
     from framebench.backends.constrained import allowed_answers
     from framebench.backends.hf import HFBackend
+    from framebench.text_eval.framingqa.prompts import decoding_for
 
     backend = HFBackend(str(smollm2_dir), spec="smollm2")
     items, chats = _demo_chats(4, 2)

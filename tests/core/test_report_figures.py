@@ -7,16 +7,16 @@ import base64
 
 import numpy as np
 import pytest
-from framebench.text_eval.framingqa.figures import (
-    framingqa_accuracy_figure,
-    framingqa_levels_figure,
-)
-from framebench.text_eval.omit.tables import omit_obr_figure
 from matplotlib.collections import PathCollection
 from matplotlib.patches import Rectangle
 
 from framebench.scoring.figures import plain_label, png_base64
 from framebench.scoring.report import report_figures
+from framebench.text_eval.framingqa.figures import (
+    framingqa_accuracy_figure,
+    framingqa_levels_figure,
+)
+from framebench.text_eval.omit.tables import omit_obr_figure
 
 LEVELS = {"root": {"correct": {"mean": 0.9, "strict": 0.8}, "incorrect": {"mean": 0.3, "strict": 0.2}},
           "propositional": {"correct": {"mean": 0.8, "strict": 0.7}, "incorrect": {"mean": 0.6, "strict": 0.5}},

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from framebench.embodied.report import embodied_tables
-from framebench.text_eval.framingqa.tables import framingqa_tables
 
+from framebench.embodied.report import embodied_tables
 from framebench.records import make_row, read_records
 from framebench.scoring.markdown import render_markdown, report_sections
 from framebench.scoring.report import compute_report
+from framebench.text_eval.framingqa.tables import framingqa_tables
 
 REPO = Path(__file__).resolve().parents[2]
 

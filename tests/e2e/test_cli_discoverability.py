@@ -61,7 +61,6 @@ def test_every_listed_planner_kind_is_accepted_and_baselines_are_not(tmp_path):
     """Specs are resolved without loading anything: a script file and a local model folder must
     exist (issue 45.3: a sweep plan is resolved whole before its first run); a hub id is taken."""
     from framebench.embodied.planners import check_planner_spec
-
     from framebench.errors import UserError
 
     (tmp_path / "plan.json").write_text('{"ep-1": ["Navigate[table_14]"]}', encoding="utf-8")

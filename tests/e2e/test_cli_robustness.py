@@ -66,9 +66,8 @@ def test_bar_error_is_never_negative():
     ["partnr", "ingest", ".", "--episodes", str(EPISODES)],
 ])
 def test_out_naming_a_file_is_one_line_before_any_work(argv, tmp_path, monkeypatch):
-    import framebench.embodied.generator
-
     import framebench.backends
+    import framebench.embodied.generator
 
     def forbidden(*_a, **_k):
         raise AssertionError("work started before --out was checked")

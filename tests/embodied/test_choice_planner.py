@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from framebench.embodied.choice_planner import (
     ChoicePlanner,
     candidate_actions,

@@ -3,10 +3,10 @@
 import copy
 
 import pytest
-from framebench.embodied.env import SymbolicPartnrEnv
-from framebench.embodied.world import World
 from gymnasium.utils.env_checker import check_env
 
+from framebench.embodied.env import SymbolicPartnrEnv
+from framebench.embodied.world import World
 from tests.embodied.test_embodied_skills import SCENE
 
 PURPOSES = {"action": "doing it", "correct": {"purpose": "p", "goal": "g", "stance": "appropriate"},
@@ -34,6 +34,7 @@ def test_check_env_passes():
 @pytest.mark.filterwarnings("error::UserWarning")
 def test_registered_env_passes_check_env_with_render():
     import gymnasium as gym
+
     from framebench.embodied.env import ENV_ID
 
     env = gym.make(ENV_ID, episodes=[episode([LAMP_ON])], render_mode="ansi")

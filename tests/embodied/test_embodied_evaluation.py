@@ -6,6 +6,7 @@ hand in the comments.
 """
 
 import pytest
+
 from framebench.embodied.evaluation import (
     DifferentArgConstraint,
     PropositionResult,

@@ -1,8 +1,8 @@
 """Appendix D.4 framings: the paper's own robotics example, reproduced verbatim."""
 
 import pytest
-from framebench.embodied.framing import FRAMINGS, frame_instruction, validate_purposes
 
+from framebench.embodied.framing import FRAMINGS, frame_instruction, validate_purposes
 from framebench.errors import UserError
 
 INSTRUCTION = "Put the candle, the candle holder, and the plant container on the table in the living room."

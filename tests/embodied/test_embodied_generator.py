@@ -3,13 +3,13 @@
 import collections
 
 import pytest
+
+from framebench.cli import main
 from framebench.embodied.checks import idle_percent
 from framebench.embodied.episodes import read_episodes
 from framebench.embodied.framing import FRAMINGS
 from framebench.embodied.planners import OraclePlanner
 from framebench.embodied.runner import run_framing
-
-from framebench.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,13 @@ import inspect
 from pathlib import Path
 
 import pytest
+
 from framebench.embodied import runner
 from framebench.embodied.env import SymbolicPartnrEnv
 from framebench.embodied.episodes import read_episodes
 from framebench.embodied.framing import FRAMINGS
 from framebench.embodied.oracle import oracle_plan
 from framebench.embodied.planners import Decision, OraclePlanner, PlanPlanner
-
 from framebench.registry import build_engine
 from framebench.simulation import SimulationSettings, Simulator
 

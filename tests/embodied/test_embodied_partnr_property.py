@@ -10,11 +10,11 @@ and their order, is_same_receptacle all drawn from a seeded RNG) plus the genera
 import random
 
 import pytest
+
 from framebench.embodied.checks import counted_propositions, last_handle_only_plan, replay
 from framebench.embodied.episodes import validate_episode
 from framebench.embodied.generator import generate
 from framebench.embodied.oracle import oracle_plan
-
 from tests.partnr_quirk_helpers import SPOONS, episode, on_top, place
 
 

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from framebench.embodied.evaluation import EvaluationError, PropositionResult, SameArgConstraint
 from framebench.embodied.runner import run_framing
 from framebench.embodied.world import World
-
 from tests.partnr_quirk_helpers import SCENE, SPOONS, clustered, episode, on_top, place, scores
 
 # ------------------------------------------------------------------ quirk 1: last pair's result

@@ -5,13 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+from framebench.cli import main
 from framebench.embodied import runner
 from framebench.embodied.episodes import read_episodes
 from framebench.embodied.oracle import oracle_plan
 from framebench.embodied.planners import LLMPlanner
 from framebench.embodied.runner import run_framing
-
-from framebench.cli import main
 from framebench.records import read_records
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "robotics" / "episodes.json.gz"
@@ -198,3 +198,13 @@ def test_episode_keys_equal_result_key_of_the_full_prompt():
         for iid, instruction in framed.items():
             prompt = {"instruction": instruction, "episode": episode}
             assert keys[iid] == result_key("fp-1", iid, prompt, {"replan_cap": 25, "z": [1, None]})
+
+
+def test_a_run_without_a_given_identity_records_the_engines_identity(tmp_path):
+    """runner.run called directly (no identity passed) writes the identity the simulator engine
+    computes, max_new_tokens included, so a rerun through the engine is the same run."""
+    from framebench.embodied.runner import run_identity
+
+    runner.run("oracle", DEMO, tmp_path / "r", replan_cap=7, limit=1, max_new_tokens=32)
+    stored = json.loads((tmp_path / "r" / "run.json").read_text())["identity"]
+    assert stored == run_identity("oracle", DEMO, replan_cap=7, partnr_compat=False, limit=1, max_new_tokens=32)

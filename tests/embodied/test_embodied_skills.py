@@ -3,6 +3,7 @@
 import math
 
 import pytest
+
 from framebench.embodied import skills
 from framebench.embodied.skills import SUCCESS, Action, SkillExecutor, parse_action
 from framebench.embodied.world import World

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from framebench.embodied.metrics import score_embodied
 
+from framebench.embodied.metrics import score_embodied
 from framebench.records import make_row, to_table
 
 MODEL = "openai:planner"

@@ -7,10 +7,10 @@ import gzip
 import json
 
 import pytest
-from framebench.partnr_adapters.framed_episodes import frame_file, parse_framed_id
 
 from framebench.cli import main
 from framebench.errors import UserError
+from framebench.partnr_adapters.framed_episodes import frame_file, parse_framed_id
 
 PURPOSES = {
     "action": "putting the candle and the plant container on the table",

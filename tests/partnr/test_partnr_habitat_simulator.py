@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from partnr_helpers import fake_habitat_llm
+
+from framebench.errors import UserError
 from framebench.partnr_adapters import habitat_simulator
 from framebench.partnr_adapters.habitat_simulator import (
     docker_command,
@@ -16,9 +19,6 @@ from framebench.partnr_adapters.habitat_simulator import (
     run_habitat,
     runner_args,
 )
-from partnr_helpers import fake_habitat_llm
-
-from framebench.errors import UserError
 from framebench.records import read_records
 
 PURPOSES = {"action": "putting the cup on the table",

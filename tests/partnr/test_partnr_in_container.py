@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from framebench.partnr_adapters import in_container
 
 REPO = Path(__file__).resolve().parents[2]

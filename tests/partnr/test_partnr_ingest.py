@@ -6,10 +6,10 @@ import gzip
 import json
 
 import pytest
-from framebench.partnr_adapters.ingest import ingest
 
 from framebench.cli import main
 from framebench.errors import UserError
+from framebench.partnr_adapters.ingest import ingest
 from framebench.records import read_records
 
 SUFFIXES = ("neutral", "correct_root", "correct_propositional", "correct_global",

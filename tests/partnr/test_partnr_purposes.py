@@ -6,12 +6,12 @@ import gzip
 import json
 
 import pytest
-from framebench.partnr_adapters.framed_episodes import frame_file
-from framebench.partnr_adapters.purposes import accept_purposes, draft_purposes, parse_purposes
 
 import framebench.backends as backends
 from framebench.cli import main
 from framebench.errors import UserError
+from framebench.partnr_adapters.framed_episodes import frame_file
+from framebench.partnr_adapters.purposes import accept_purposes, draft_purposes, parse_purposes
 
 GOOD = ('Sure! {"action": "putting the cup on the table", '
         '"correct": {"purpose": "tidying", "goal": "tidy the kitchen"}, '

@@ -10,11 +10,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from framebench.text_eval.framingqa.answer_sheets import read_sheets
-from framebench.text_eval.framingqa.build import BuildOptions, build
 
 from framebench.cli import main
 from framebench.items import read_items
+from framebench.text_eval.framingqa.answer_sheets import read_sheets
+from framebench.text_eval.framingqa.build import BuildOptions, build
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo" / "framingqa"

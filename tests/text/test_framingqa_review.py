@@ -9,6 +9,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from scipy.stats import chisquare
+
+from framebench.cli import main
+from framebench.errors import UserError
+from framebench.items import read_items
 from framebench.text_eval.framingqa.build import BuildOptions, build
 from framebench.text_eval.framingqa.contexts import Context
 from framebench.text_eval.framingqa.domains import domain
@@ -20,11 +25,6 @@ from framebench.text_eval.framingqa.review import (
     reviewed_path,
 )
 from framebench.text_eval.framingqa.sources_finance import categorize
-from scipy.stats import chisquare
-
-from framebench.cli import main
-from framebench.errors import UserError
-from framebench.items import read_items
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo" / "framingqa"

@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+
+from framebench.cli import main
+from framebench.items import read_items
 from framebench.text_eval.framingqa.answer_sheets import read_sheets
 from framebench.text_eval.framingqa.sheet_drafts import (
     flags,
@@ -14,9 +17,6 @@ from framebench.text_eval.framingqa.sheet_drafts import (
     parse_draft,
     read_contexts,
 )
-
-from framebench.cli import main
-from framebench.items import read_items
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_SOURCE = REPO / "datasets" / "demo" / "framingqa" / "source"

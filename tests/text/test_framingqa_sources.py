@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from framebench.errors import UserError
 from framebench.text_eval.framingqa.contexts import FINANCE_TARGETS, read_table
 from framebench.text_eval.framingqa.sources_finance import (
     categorize,
@@ -27,8 +29,6 @@ from framebench.text_eval.framingqa.sources_medicine import (
     load_medicine,
     parse_options,
 )
-
-from framebench.errors import UserError
 
 
 def _tsv(path: Path, header: str, rows: list[str]) -> None:

@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from framebench.items import read_items, validate_item
 from framebench.text_eval.framingqa.answer_sheets import (
     AnswerSheet,
     Evidence,
@@ -20,8 +22,6 @@ from framebench.text_eval.framingqa.contexts import (
     Context,
 )
 from framebench.text_eval.framingqa.expansion import expand, expected_counts, option_phrase
-
-from framebench.items import read_items, validate_item
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "framingqa"
 

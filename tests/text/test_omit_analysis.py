@@ -6,6 +6,9 @@ from math import comb
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.figure import Figure
+
+from framebench.records import make_row
 from framebench.text_eval.omit.analysis import (
     analyze,
     figures,
@@ -15,9 +18,6 @@ from framebench.text_eval.omit.analysis import (
     tiers,
 )
 from framebench.text_eval.omit.metrics import pairs
-from matplotlib.figure import Figure
-
-from framebench.records import make_row
 
 PERSONAS = ("utilitarianism", "deontology", "virtue", "care", "contractualism")
 
@@ -220,8 +220,9 @@ def test_empty_and_non_omit_inputs():
 
 
 def test_cohen_kappa_from_the_2x2_table_is_sklearns_to_the_bit():
-    from framebench.text_eval.omit.analysis import cohen_kappa
     from sklearn.metrics import cohen_kappa_score
+
+    from framebench.text_eval.omit.analysis import cohen_kappa
 
     rng = np.random.default_rng(3)
     for _ in range(300):

@@ -1,6 +1,7 @@
 """Strict parsing and rendering of the OMIT conditions (text_eval/omit/conditions.py)."""
 
 import pytest
+
 from framebench.text_eval.omit.conditions import (
     CONDITIONS,
     Condition,

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from framebench.text_eval.omit.construction import build_from_authored
-from framebench.text_eval.omit.personas import PERSONAS, conflict_labels
 
 from framebench.errors import UserError
 from framebench.items import read_items
 from framebench.records import read_records
+from framebench.text_eval.omit.construction import build_from_authored
+from framebench.text_eval.omit.personas import PERSONAS, conflict_labels
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "omit"
 

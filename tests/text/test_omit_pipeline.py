@@ -86,13 +86,13 @@ class ScriptedOmitBackend:
 import json  # noqa: E402
 
 import pytest  # noqa: E402
+
+from framebench.items import read_items  # noqa: E402
+from framebench.records import read_records  # noqa: E402
 from framebench.text_eval.omit import frames, inaction, select  # noqa: E402
 from framebench.text_eval.omit.construction import build_from_moralchoice  # noqa: E402
 from framebench.text_eval.omit.personas import conflict_labels, disagreement_strength  # noqa: E402
 from framebench.text_eval.omit.seed import load_seed, locate_seed  # noqa: E402
-
-from framebench.items import read_items  # noqa: E402
-from framebench.records import read_records  # noqa: E402
 
 
 def test_conflict_labels_and_strength():

@@ -8,6 +8,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from text_helpers import cli_exit_code
+
+from framebench.records import encode_answer_probs, make_row, to_table
 from framebench.text_eval.framingqa.rotation import (
     LETTERS,
     complete_cycles,
@@ -16,9 +19,6 @@ from framebench.text_eval.framingqa.rotation import (
     score_rotation,
     with_rotations,
 )
-from text_helpers import cli_exit_code
-
-from framebench.records import encode_answer_probs, make_row, to_table
 
 OPTIONS = ["W", "X", "Y", "Z"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from framebench.text_eval.framingqa.metrics import score_framingqa
 
 from framebench.records import make_row, to_table
 from framebench.scoring.bootstrap import cluster_ci, resample_counts
+from framebench.text_eval.framingqa.metrics import score_framingqa
 
 MODEL = "baseline:test"
 

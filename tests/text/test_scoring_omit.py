@@ -6,10 +6,10 @@ import math
 
 import pandas as pd
 import pytest
-from framebench.text_eval.omit.metrics import score_omit
 from scipy.stats import binomtest
 
 from framebench.records import make_row, to_table
+from framebench.text_eval.omit.metrics import score_omit
 
 CONFLICTS = {"s1": "u-d|u-c", "s2": "u-d", "s3": "c-v", "s4": "u-c", "s5": "u-d", "pool1": ""}
 # model -> condition -> scenario -> (action answer, omission answer); "?" = unparsed

@@ -6,10 +6,10 @@ import json
 
 import pandas as pd
 import pytest
-from framebench.text_eval.susceptibility import framingqa_shifts, omit_shifts
 
 from framebench.records import encode_answer_probs, label_answer_modes, make_row, to_table
 from framebench.scoring.report import compute_report
+from framebench.text_eval.susceptibility import framingqa_shifts, omit_shifts
 
 
 def _fqa(ctx, fmt, bias, level, gold, probs, form="plain", variant="Q1", distractor="", model="m"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from framebench.text_eval.parsing import parse_answer
 
 OPTIONS = ["Housing", "Family", "Crime", "Torts"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from framebench.text_eval.framingqa.prompts import decoding_for, render_chat, render_prompt
 
 from framebench.backends import load_backend
 from framebench.backends.base import Decoding
 from framebench.backends.baseline import option_letters
 from framebench.errors import UserError
+from framebench.text_eval.framingqa.prompts import decoding_for, render_chat, render_prompt
 
 BINARY = {"item_id": "b1", "format": "binary", "text": "  The tenant sued.\n", "question": "Is this housing? ",
           "options": []}

@@ -226,10 +226,9 @@ def test_baselines_answer_in_each_omit_conditions_format(tmp_path):
 
 def test_resume_does_not_load_the_model_when_the_store_has_every_answer(tiny_llama_dir, tmp_path, monkeypatch):
     """Lazy model load: the fingerprint needs only the tokenizer and the weights hashes."""
+    from framebench.backends import hf
     from framebench.embodied.planners import load_planner
     from framebench.embodied.runner import run as run_embodied
-
-    from framebench.backends import hf
 
     data = write_items(tmp_path / "data", framingqa_items(1, 2))
     first = run_text(f"hf:{tiny_llama_dir}", data, tmp_path / "run", progress=False)

@@ -19,17 +19,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from framebench.errors import UserError
+from framebench.items import validate_item, write_items
+from framebench.jsonl import read_jsonl
+from framebench.schema import check_fields
 from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, read_sheets, write_sheets
 from framebench.text_eval.framingqa.build_report import BuildResult
 from framebench.text_eval.framingqa.contexts import SOURCE_LAYOUT, Context, Dropped
 from framebench.text_eval.framingqa.domains import domain, task_names
 from framebench.text_eval.framingqa.expansion import expand, expected_counts
 from framebench.text_eval.framingqa.premises import ExtractiveSettings, extractive_sheets
-
-from framebench.errors import UserError
-from framebench.items import validate_item, write_items
-from framebench.jsonl import read_jsonl
-from framebench.schema import check_fields
 
 
 @dataclass
@@ -133,8 +132,9 @@ def read_prepared(source: Path, tasks: tuple[str, ...]) -> tuple[list[Context], 
 
 def build(opts: BuildOptions) -> BuildResult:
     """Run the whole pipeline, check the result and write OUT (items, contexts, answer sheets, report)."""
-    from framebench.text_eval.framingqa.check import find_defects
     from rich.progress import track
+
+    from framebench.text_eval.framingqa.check import find_defects
 
     started = time.perf_counter()
     if not opts.tasks:
@@ -178,9 +178,8 @@ def build(opts: BuildOptions) -> BuildResult:
 
 
 def write_outputs(result: BuildResult, out: Path, source: str) -> None:
-    from framebench.text_eval.framingqa.build_report import render_report
-
     from framebench.runinfo import write_text_atomic
+    from framebench.text_eval.framingqa.build_report import render_report
 
     out.mkdir(parents=True, exist_ok=True)
     text = render_report(result, source)  # render first: nothing is written if it fails

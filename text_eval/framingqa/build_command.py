@@ -29,12 +29,11 @@ def framingqa(
                                         "in every position; item ids end in @r1..@r3)."),
 ) -> None:
     """Build FramingQA items (the Table 7 expansion) for law, hearsay, finance and medicine."""
+    from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from framebench.text_eval.framingqa.build import BuildOptions, build
     from framebench.text_eval.framingqa.check import summary
     from framebench.text_eval.framingqa.premises import ExtractiveSettings
-
-    from framebench.errors import UserError
-    from framebench.paths import check_out_folder
 
     check_out_folder(out)
     if max_evidence < 1:

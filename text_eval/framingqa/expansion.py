@@ -21,7 +21,6 @@ from typing import Any
 from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, mc_layout
 from framebench.text_eval.framingqa.contexts import Context
 from framebench.text_eval.framingqa.domains import domain
-
 from framebench.vocabulary import FORMS, PHRASINGS
 
 ROOT = {

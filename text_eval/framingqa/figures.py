@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from framebench.text_eval.framingqa.tables import task_order
 from matplotlib.figure import Figure
 
 from framebench.scoring.figures import (
@@ -17,6 +16,7 @@ from framebench.scoring.figures import (
     plt,
 )
 from framebench.scoring.sections import FORMAT_NAMES, ordered, task_name
+from framebench.text_eval.framingqa.tables import task_order
 from framebench.vocabulary import LEVELS
 
 

@@ -26,13 +26,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered
-from framebench.text_eval.framingqa.contexts import Context
-from framebench.text_eval.framingqa.domains import domain
-
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
+from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered
+from framebench.text_eval.framingqa.contexts import Context
+from framebench.text_eval.framingqa.domains import domain
 
 EDIT_FIELDS = ("text", "option", "gold")
 

@@ -31,6 +31,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from framebench.errors import UserError
+from framebench.jsonl import iter_jsonl, read_jsonl
+from framebench.schema import check_fields
 from framebench.text_eval.framingqa.answer_sheets import (
     AnswerSheet,
     check_sheet,
@@ -40,10 +43,6 @@ from framebench.text_eval.framingqa.answer_sheets import (
 from framebench.text_eval.framingqa.check import PREMISE_WORDS, content_stems, words
 from framebench.text_eval.framingqa.contexts import Context
 from framebench.text_eval.framingqa.domains import domains
-
-from framebench.errors import UserError
-from framebench.jsonl import iter_jsonl, read_jsonl
-from framebench.schema import check_fields
 
 DECISIONS = ("accept", "reject", "edit")
 QUOTE_WORDS = 8  # a draft that copies this many consecutive words of the context quotes more than a clause

@@ -20,11 +20,11 @@ def draft(
 ) -> None:
     """Draft a premise for every option, two rephrasings of the gold premise and one further evidence
     premise per distractor; flags drafts that name their option, copy a clause or miss the length."""
-    from framebench.text_eval.framingqa.sheet_drafts import draft as run_draft
-    from framebench.text_eval.framingqa.sheet_drafts import read_contexts
     from rich.progress import Progress
 
     from framebench.backends import load_backend
+    from framebench.text_eval.framingqa.sheet_drafts import draft as run_draft
+    from framebench.text_eval.framingqa.sheet_drafts import read_contexts
 
     found, _ = read_contexts(contexts)  # a bad contexts file fails before any model loads
     backend = load_backend(model)
@@ -45,9 +45,8 @@ def accept(
     reviewer: str = typer.Option(..., "--reviewer", help="Who reviewed the drafts (kept in each sheet's provenance)."),
 ) -> None:
     """Write answer sheets from the accepted and edited drafts only; contexts with an unreviewed slot are left out."""
-    from framebench.text_eval.framingqa.sheet_drafts import accept as run_accept
-
     from framebench.paths import check_out_folder
+    from framebench.text_eval.framingqa.sheet_drafts import accept as run_accept
 
     check_out_folder(out)
     written, left_out = run_accept(review, contexts, out, reviewer)

@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from framebench.errors import UserError
 from framebench.text_eval.framingqa.contexts import (
     FINANCE_SCOPES,
     FINANCE_TARGETS,
@@ -25,8 +26,6 @@ from framebench.text_eval.framingqa.contexts import (
     read_table,
 )
 from framebench.text_eval.framingqa.domains import Domain, Loaded
-
-from framebench.errors import UserError
 
 TASK = "finance"
 MAX_WORDS = 120

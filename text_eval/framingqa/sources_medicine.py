@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from framebench.errors import UserError
 from framebench.text_eval.framingqa.contexts import (
     MEDICINE_CASES,
     Context,
@@ -23,8 +24,6 @@ from framebench.text_eval.framingqa.contexts import (
     read_table,
 )
 from framebench.text_eval.framingqa.domains import Domain, Loaded
-
-from framebench.errors import UserError
 from framebench.vocabulary import MC_ANSWERS
 
 TASK = "medicine"

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from framebench.text_eval.omit import metrics as common
 from framebench.text_eval.omit.analysis_report import figures, markdown, tables
 

@@ -19,15 +19,14 @@ def omit(
     """Build OMIT paired action/omission frames selected by a five-persona panel."""
     import time
 
+    from framebench.errors import UserError
+    from framebench.paths import check_out_folder
     from framebench.text_eval.omit.construction import (
         AUTHORED_FILE,
         build_from_authored,
         build_from_moralchoice,
     )
     from framebench.text_eval.omit.seed import SEED_FILE
-
-    from framebench.errors import UserError
-    from framebench.paths import check_out_folder
 
     check_out_folder(out)
     if not source.is_dir():
@@ -42,10 +41,9 @@ def omit(
             return
         report = build_from_authored(source, out)
     else:
-        from framebench.text_eval.omit.seed import load_seed, locate_seed
-
         from framebench.backends import DEFAULT_MODEL, load_backend
         from framebench.registry import check_model
+        from framebench.text_eval.omit.seed import load_seed, locate_seed
 
         check_model(model or DEFAULT_MODEL)  # a mistyped spec is named before the seed is read
         seed = load_seed(locate_seed(source))  # checked before any model is loaded
@@ -65,9 +63,8 @@ def omit(
 
 
 def _print_plan(seed: list[dict], model: str | None) -> None:
-    from framebench.text_eval.omit.construction import planned_calls
-
     from framebench.estimate import counter
+    from framebench.text_eval.omit.construction import planned_calls
 
     encode, _, source = counter(model)
     total_in = total_out = total_calls = 0

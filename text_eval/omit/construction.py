@@ -7,6 +7,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from framebench.backends.base import Backend, Decoding
+from framebench.errors import UserError
+from framebench.jsonl import read_jsonl
+from framebench.runinfo import write_text_atomic
+from framebench.store import ResultStore
 from framebench.text_eval.omit import frames, inaction, select
 from framebench.text_eval.omit.calls import CachedGenerator
 from framebench.text_eval.omit.conditions import Condition, parse_omit_answer
@@ -18,12 +23,6 @@ from framebench.text_eval.omit.personas import (
     persona_chat,
 )
 from framebench.text_eval.omit.seed import load_seed, locate_seed
-
-from framebench.backends.base import Backend, Decoding
-from framebench.errors import UserError
-from framebench.jsonl import read_jsonl
-from framebench.runinfo import write_text_atomic
-from framebench.store import ResultStore
 
 _PERSONA_PARSE = Condition(name="M0", instruction="", max_new_tokens=PERSONA_MAX_NEW_TOKENS,
                            final_answer_line=True)

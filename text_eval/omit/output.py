@@ -7,12 +7,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from framebench.text_eval.omit.personas import PERSONAS
-
 from framebench.items import write_items
 from framebench.records import make_row
 from framebench.run_folder import RunInfo, run_id_for, write_run
 from framebench.runinfo import file_sha256, now_iso, write_json_atomic, write_text_atomic
+from framebench.text_eval.omit.personas import PERSONAS
 
 FRAMES = ("action", "omission")
 PERSONA_RUN = "personas"

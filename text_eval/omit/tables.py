@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from framebench.text_eval.omit.conditions import OWN_WORDING_NOTE, any_own_wording, display_name
 
 from framebench.scoring.formatting import (
     SIGNIFICANCE,
@@ -21,6 +20,7 @@ from framebench.scoring.formatting import (
 )
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, natural_key, ordered
+from framebench.text_eval.omit.conditions import OWN_WORDING_NOTE, any_own_wording, display_name
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -6,10 +6,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from framebench.errors import UserError
 from framebench.text_eval.framingqa.contexts import Context, Dropped
 from framebench.text_eval.framingqa.domains import Domain, Loaded
-
-from framebench.errors import UserError
 
 SCOPES = {
     "Rain": "Rain, showers, drizzle, wet streets, umbrellas, puddles.",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from framebench.embodied.planners import PlanPlanner
-
 from framebench.registry import Engine
 
 

@@ -10,7 +10,6 @@ import signal
 from pathlib import Path
 
 from framebench.embodied.planners import OraclePlanner
-
 from framebench.registry import Engine
 
 
