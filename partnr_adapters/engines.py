@@ -26,8 +26,11 @@ class HabitatSimulator(Simulator):
             ray_address: str | None = None, ray_workers: int | None = None) -> Path:
         """Locally the in-container runner runs here; on Ray its batches are units on the ``habitat`` hosts."""
         from framebench.partnr_adapters import habitat_simulator
+        from framebench.runinfo import check_reuse, file_sha256
 
         self.check_options(settings.options)
+        # ingest records the framed file's hash as the run's dataset hash: another file is another run
+        check_reuse(out, {"dataset_hash": file_sha256(episodes)}, force)
         habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=executor,
                                       ray_address=ray_address, workers=ray_workers, progress=progress,
                                       replanning_threshold=settings.replan_cap,
