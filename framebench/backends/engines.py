@@ -90,4 +90,4 @@ OPENAI = Engine("openai", "model", _openai, (
 BASELINE = Engine("baseline", "model", _baseline, (
     Option("seed", int, "seed of baseline:random (also baseline:random@SEED)"),
 ), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question",
-   plans=False, capabilities=frozenset({"generate", "score_answers"}))
+   plans=False, capabilities=frozenset({"generate", "score_answers"}), trivial=True)
