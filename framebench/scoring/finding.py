@@ -74,7 +74,8 @@ def effect_words(what: str, value: Any, ci: Any, n: Any, unit: str, mde: Any = N
         meaning = positive if as_number(value) > 0 else negative
         return f"{what} {pp_words(value, ci)}, excluding 0" + (f": {meaning}" if meaning else "")
     detectable = as_number(mde)
-    tail = f" (80 % power from about {100 * detectable:.1f} pp)" if detectable else ""
+    tail = ("" if not detectable else f" (80 % power from about {100 * detectable:.1f} pp)" if detectable < 1
+            else f" (too few {unit} to detect any effect with 80 % power)")
     return f"{what} {pp_words(value, ci)}: not distinguishable from noise at n = {count(n)} {unit}{tail}"
 
 
