@@ -26,6 +26,7 @@ EMBODIED_ROWS = {
     "temporal": "Temporal",
     "heterogeneous": "Heterogeneous",
 }
+COMPLETION_FIGURE = "Embodied: task completion"  # shown right after the completion table
 EMBODIED_METRICS = {
     "completion": "Task completion (%) ↑",
     "replans": "Number of replans (execution instability) ↓",
@@ -72,6 +73,7 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
         caption=EMBODIED_CAPTIONS[metric] + small_n_note(rows, 2, "episodes"),
         header=header,
         rows=rows,
+        figures=(COMPLETION_FIGURE,) if metric == "completion" else (),
     )
 
 
@@ -192,10 +194,37 @@ def evaluation_by_model(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[
     return {model: sorted(found) for model, found in sorted(modes.items())}
 
 
+def scripted(model: str) -> bool:
+    """Whether a planner follows a script (the oracle's plan, or a replayed one): no model."""
+    return model == "oracle" or model.startswith("script:")
+
+
 def planner_answers(model: str) -> str:
     """How an embodied run's actions were chosen, in words."""
-    if model == "oracle" or model.startswith("script:"):
+    if scripted(model):
         return "scripted planner (no model)"
     if model.startswith("choice:"):
         return "choice planner: the most probable of the actions the simulator accepts"
     return "LLM planner, greedy generation, actions parsed strictly"
+
+
+# ---------------------------------------------------------------- the finding in words
+
+
+def embodied_finding(embodied: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{planner: [sentence]}``: mean completion under correct- vs incorrect-bias framings (a
+    difference without an interval: not evidence either way) and strict completion with its
+    Wilson interval (``framebench.scoring.finding``)."""
+    from framebench.scoring.finding import pct_words
+
+    out = {}
+    for model in ordered(embodied):
+        o = embodied[model].get("overall") or {}
+        c, i = as_number(o.get("completion_mean_correct")), as_number(o.get("completion_mean_incorrect"))
+        difference = ("" if c is None or i is None else
+                      f"mean completion {pct(c)} % under correct-bias framings, {pct(i)} % under "
+                      f"incorrect-bias ones ({points(c - i)} pp, no interval); ")
+        strict = "strict completion " + pct_words(o.get("completion_strict_all"), o.get("completion_strict_all_ci"))
+        note = " A scripted planner (no model)." if scripted(model) else ""
+        out[model] = [f"Robotics, {o.get('n_episodes')} episode(s): {difference}{strict}.{note}"]
+    return out

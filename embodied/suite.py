@@ -59,9 +59,9 @@ class EmbodiedSuite(Suite):
         return [Section(self.title, embodied_tables(report[self.name], evaluation, EVALUATION_MODES))]
 
     def report_figures(self, report):
-        from framebench.embodied.report import embodied_completion_figure
+        from framebench.embodied.report import COMPLETION_FIGURE, embodied_completion_figure
 
-        return [("Embodied: task completion", embodied_completion_figure(report[self.name]))]
+        return [(COMPLETION_FIGURE, embodied_completion_figure(report[self.name]))]
 
     def comparison(self):
         from framebench.embodied.comparisons import EMBODIED_COMPARISON
@@ -77,6 +77,11 @@ class EmbodiedSuite(Suite):
         from framebench.embodied.report import embodied_headline_rows
 
         return embodied_headline_rows(report[self.name])
+
+    def finding(self, report):
+        from framebench.embodied.report import embodied_finding
+
+        return embodied_finding(report[self.name])
 
     def context_summary(self, records):
         from framebench.embodied.report import context_summary

@@ -117,6 +117,9 @@ class Engine:
     # ``tokenizer(arg)`` returns an object with ``encode(chat) -> token ids`` and ``count(text)``;
     # None: token counts are approximated
     tokenizer: Callable[[str], Any] | None = None
+    # a reference that ignores the question (a constant or random answer): the report's finding
+    # flags a model it cannot tell apart from one
+    trivial: bool = False
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
@@ -329,6 +332,14 @@ def require_capability(spec: str, capability: str, needed_by: str) -> Engine:
         raise UserError(f"{needed_by}: engine {engine.name!r} cannot {CAPABILITY_WORDS[capability]} "
                         f"(use {', '.join(able) or 'an engine that declares it'})")
     return engine
+
+
+def trivial_model(label: str) -> bool:
+    """Whether a model label (an engine spec, perhaps tagged with its answer mode) names an engine
+    declared ``trivial``."""
+    name = str(label).split(" ", 1)[0].partition(":")[0]
+    engine = engines().get(name)
+    return bool(engine and engine.trivial)
 
 
 def build_engine(spec: str, kind: str, options: Mapping[str, Any] | None = None) -> Any:

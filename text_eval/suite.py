@@ -168,6 +168,11 @@ class FramingQASuite(Suite):
 
         return framingqa_headline_rows(report.get("headline") or {})
 
+    def finding(self, report):
+        from framebench.text_eval.framingqa.finding import framingqa_finding
+
+        return framingqa_finding(report)
+
     def context_summary(self, records):
         """Strict: the context passes when every question is answered right."""
         k = sum(bool(r.get("correct")) and r.get("parse") == "ok" for r in records)
@@ -269,10 +274,10 @@ class OmitSuite(Suite):
 
     def report_figures(self, report):
         from framebench.text_eval.omit.analysis_report import figures
-        from framebench.text_eval.omit.tables import omit_obr_figure
+        from framebench.text_eval.omit.tables import OBR_FIGURE, omit_obr_figure
 
         metrics = report[self.name]
-        return [("OMIT: OBR by condition (cf. OMIT Fig. 4)", omit_obr_figure(metrics)),
+        return [(OBR_FIGURE, omit_obr_figure(metrics)),
                 *figures(metrics.get("analysis") or {})]
 
     def comparison(self):
@@ -284,6 +289,11 @@ class OmitSuite(Suite):
         from framebench.text_eval.omit.tables import summary_tables
 
         return summary_tables(report[self.name])
+
+    def finding(self, report):
+        from framebench.text_eval.omit.finding import omit_finding
+
+        return omit_finding(report[self.name])
 
     def inspect_metrics(self):
         from framebench.text_eval.omit.inspect_metric import omission_rates
@@ -343,6 +353,11 @@ class FramingQARotatedSuite(FramingQASuite):
 
     def headline_rows(self, report):
         return []
+
+    def finding(self, report):
+        from framebench.text_eval.framingqa.finding import rotation_finding
+
+        return rotation_finding(report[self.name])
 
 
 FRAMINGQA = FramingQASuite(

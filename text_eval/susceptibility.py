@@ -157,15 +157,19 @@ class Susceptibility(ReportPart):
         return [section] if section is not None else []
 
     def report_figures(self, report):
-        from framebench.text_eval.susceptibility_report import susceptibility_figure
+        from framebench.text_eval.susceptibility_report import FIGURE, susceptibility_figure
 
-        return [("Framing susceptibility: shift of P(gold), with 95 % intervals",
-                 susceptibility_figure(report[self.name]))]
+        return [(FIGURE, susceptibility_figure(report[self.name]))]
 
     def summary_tables(self, report):
         from framebench.text_eval.susceptibility_report import summary_rows
 
         return summary_rows(report[self.name])
+
+    def finding(self, report):
+        from framebench.text_eval.susceptibility_report import susceptibility_finding
+
+        return susceptibility_finding(report[self.name])
 
 
 SUSCEPTIBILITY = Susceptibility()

@@ -23,6 +23,7 @@ from framebench.text_eval.framingqa.tables import task_order
 from framebench.vocabulary import LEVELS
 
 TITLE = "Framing susceptibility (answer probabilities)"
+FIGURE = "Framing susceptibility: shift of P(gold), with 95 % intervals"  # after the FramingQA table
 HOW_TO_READ = (
     "How to read: a shift is in percentage points of the probability the model gives the right "
     "answer, framed minus unframed (MC: minus the neutral question; binary: minus the correct-bias "
@@ -74,7 +75,7 @@ def framingqa_table(fqa: Mapping[str, Any]) -> Table | None:
         return None
     return Table("Shift of P(gold) under framing (percentage points)", HOW_TO_READ,
                  ["Model", "Task", "Format", "Level", "Bias", "Shift (95 % CI)", "P(gold) unframed %",
-                  "P(gold) framed %", "Contexts"], rows)
+                  "P(gold) framed %", "Contexts"], rows, figures=(FIGURE,))
 
 
 def omit_table(omit: Mapping[str, Any]) -> Table | None:
@@ -121,37 +122,99 @@ def summary_rows(sus: Mapping[str, Any]) -> list[SummaryTable]:
     return tables
 
 
+BIASES = ("correct", "incorrect")
+
+
+def _figure_rows(fqa: Mapping[str, Any], models: list[str], fmt: str) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(label, bias, cell) of every pooled-task cell of a format with a shift, models in order."""
+    rows = []
+    for model in models:
+        levels = ((fqa[model].get("all") or {}).get(fmt)) or {}
+        for level in (lv for lv in LEVELS if lv in levels):
+            for bias in BIASES:
+                cell = levels[level].get(bias)
+                if cell and cell.get("shift") is not None:
+                    rows.append((f"{plain_label(model)} · {LEVEL_NAMES[level]}", bias, cell))
+    return rows
+
+
 def susceptibility_figure(sus: Mapping[str, Any]):
-    """Per format: the shift of P(gold) by level and bias for the pooled task, one bar group per
-    model, 95 % intervals as error bars; None when there is nothing to draw."""
+    """Per format: the shift of P(gold) by level and bias for the pooled task, one horizontal bar
+    per model, level and bias (labels read horizontally at any number of models), 95 % intervals
+    as error bars, a legend for the bias colours; None when there is nothing to draw."""
+    from matplotlib.patches import Patch
+
     fqa = sus.get("framingqa") or {}
     models = ordered(fqa)
     formats = ordered({f for m in models for f in (fqa[m].get("all") or {})}, FORMAT_NAMES)
-    if not models or not formats:
+    panels = [(fmt, _figure_rows(fqa, models, fmt)) for fmt in formats]
+    panels = [(fmt, rows) for fmt, rows in panels if rows]
+    if not panels:
         return None
-    fig, axes = plt.subplots(1, len(formats), figsize=(5.5 * len(formats), 3.4), squeeze=False)
-    for ax, fmt in zip(axes[0], formats, strict=True):
-        labels, colors, values, lows, highs = [], [], [], [], []
-        for model in models:
-            levels = ((fqa[model].get("all") or {}).get(fmt)) or {}
-            for level in (lv for lv in LEVELS if lv in levels):
-                for bias in ("correct", "incorrect"):
-                    cell = levels[level].get(bias)
-                    if not cell or cell.get("shift") is None:
-                        continue
-                    v = 100 * cell["shift"]
-                    lo, hi = (cell.get("shift_ci") or [None, None])
-                    labels.append(f"{plain_label(model, 18)}\n{LEVEL_NAMES[level]} {bias[:4]}.")
-                    colors.append(DIRECTION_COLORS[bias])
-                    values.append(v)
-                    lows.append(v - 100 * lo if lo is not None else 0.0)
-                    highs.append(100 * hi - v if hi is not None else 0.0)
-        x = np.arange(len(values))
-        ax.bar(x, values, color=colors, yerr=[lows, highs], capsize=3)
-        ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_xticks(x, labels, fontsize=6, rotation=90)
-        ax.set_ylabel("shift of P(gold) (pp)")
+    heights = [0.28 * len(rows) + 0.9 for _, rows in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, sum(heights) + 0.8), squeeze=False,
+                             gridspec_kw={"height_ratios": heights}, layout="constrained")
+    for ax, (fmt, rows) in zip(axes[:, 0], panels, strict=True):
+        y = np.arange(len(rows))[::-1]  # the first row on top
+        values = np.array([100 * cell["shift"] for _, _, cell in rows])
+        bounds = [cell.get("shift_ci") or [None, None] for _, _, cell in rows]
+        low = [v - 100 * lo if lo is not None else 0.0 for v, (lo, _) in zip(values, bounds, strict=True)]
+        high = [100 * hi - v if hi is not None else 0.0 for v, (_, hi) in zip(values, bounds, strict=True)]
+        ax.barh(y, values, color=[DIRECTION_COLORS[bias] for _, bias, _ in rows], height=0.7,
+                xerr=[np.maximum(low, 0), np.maximum(high, 0)], capsize=2)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(y, [f"{label} {bias}" for label, bias, _ in rows], fontsize=8)
+        ax.set_xlabel("shift of P(gold), percentage points", fontsize=8)
         ax.set_title(f"{FORMAT_NAMES.get(fmt, fmt)}, all tasks", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    shown = {bias for _, rows in panels for _, bias, _ in rows}
+    fig.legend(handles=[Patch(color=DIRECTION_COLORS[b], label=f"{b}-bias framing") for b in BIASES if b in shown],
+               loc="outside lower center", fontsize=8, ncols=2)
     fig.suptitle("Framing susceptibility: how far framing moves P(right answer)", fontsize=10)
-    fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------- the finding in words
+
+CHANCE = 0.05  # the share of 95 % intervals excluding 0 when no effect exists
+
+
+def susceptibility_finding(sus: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{model: [sentence]}``: how many pooled shifts of P(right answer) have an interval that
+    excludes 0 (against the number chance alone would give), the largest of them, and the
+    omission shift per condition (``framebench.scoring.finding``)."""
+    out: dict[str, list[str]] = {}
+    for model, cells in _pooled_cells(sus.get("framingqa") or {}).items():
+        out.setdefault(model, []).append(_shift_sentence(cells))
+    for model, conditions in (sus.get("omit") or {}).items():
+        out.setdefault(model, []).append(_omission_sentence(conditions))
+    return {model: [s for s in sentences if s] for model, sentences in out.items()}
+
+
+def _pooled_cells(fqa: Mapping[str, Any]) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+    """Per model: (``Binary yes/no Root incorrect-bias``, cell) of every pooled-task cell."""
+    return {model: [(f"{FORMAT_NAMES.get(fmt, fmt)} {LEVEL_NAMES[level]} {bias}-bias", cell)
+                    for fmt, levels in (fqa[model].get("all") or {}).items()
+                    for level in LEVELS if level in levels for bias, cell in levels[level].items()]
+            for model in ordered(fqa)}
+
+
+def _shift_sentence(cells: list[tuple[str, Mapping[str, Any]]]) -> str:
+    from framebench.scoring.finding import excludes_zero, pp_words
+
+    beyond = [(name, c) for name, c in cells if excludes_zero(c.get("shift_ci"))]
+    head = (f"P(right answer), all tasks: {len(beyond)} of {len(cells)} framing shifts exclude 0 "
+            f"(chance alone: about {CHANCE * len(cells):.1f})")
+    if not beyond:
+        return head + ": no shift distinguishable from noise."
+    name, cell = max(beyond, key=lambda nc: abs(nc[1]["shift"]))
+    return head + f"; the largest: {name} {pp_words(cell['shift'], cell['shift_ci'])}."
+
+
+def _omission_sentence(conditions: Mapping[str, Any]) -> str:
+    from framebench.scoring.finding import effect_words
+
+    words = [effect_words(f"omission shift under {cond}", c.get("omission_shift"), c.get("omission_shift_ci"),
+                          c.get("n"), "scenarios", positive="omission bias", negative="action bias")
+             for cond, c in sorted(conditions.items())]
+    return "OMIT P(yes): " + "; ".join(w for w in words if w) + "."

@@ -103,4 +103,4 @@ OPENAI = Engine("openai", "model", _openai, (
 BASELINE = Engine("baseline", "model", _baseline, (
     Option("seed", int, "seed of baseline:random (also baseline:random@SEED)"),
 ), arg_help="always-yes|always-no|random[@SEED]", help="reference answers that ignore the question",
-   plans=False, capabilities=frozenset({"generate", "score_answers"}), check_arg=_baseline_kind)
+   plans=False, capabilities=frozenset({"generate", "score_answers"}), check_arg=_baseline_kind, trivial=True)

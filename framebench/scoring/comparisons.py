@@ -10,7 +10,8 @@ suite's test measure (a 0/1 per-context indicator), the exact McNemar test. The 
 Holm-adjusted across every comparison of the report.
 
 ``report["comparisons"]`` = ``{"n_tests", "suites": {suite: {"title", "group", "measures",
-"test", "rows"}}}``; a row = ``{"group": {level: value}, "model_a", "model_b", "n_contexts",
+"test", "pooled", "rows"}}}`` (``pooled``: the spec's (group level, value) of the groups pooling
+the others, or None); a row = ``{"group": {level: value}, "model_a", "model_b", "n_contexts",
 "measures": {key: {"a", "b", "diff", "diff_ci"}}, "test": {"b", "c", "p", "p_holm"} | None}``.
 """
 
@@ -206,7 +207,8 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
             out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
                                     "measures": [{"key": m.key, "label": m.label, "means": m.means}
                                                  for m in spec.measures],
-                                    "test": spec.test, "rows": found}
+                                    "test": spec.test, "pooled": list(spec.pooled) if spec.pooled else None,
+                                    "rows": found}
     if not out["suites"]:
         return {}
     adjust(out)
@@ -254,6 +256,11 @@ class Comparisons(ReportPart):
 
         section = comparison_section(report)
         return [] if section is None else [section]
+
+    def finding(self, report):
+        from framebench.scoring.comparisons_report import baseline_finding
+
+        return baseline_finding(report[self.name])
 
 
 COMPARISONS = Comparisons()

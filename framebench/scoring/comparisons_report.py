@@ -64,3 +64,62 @@ def comparison_section(report: Mapping[str, Any]) -> Section | None:
         return None
     n_tests = comparisons.get("n_tests", 0)
     return Section("Model comparisons", [comparison_table(p, n_tests) for p in parts.values()])
+
+
+# ---------------------------------------------------------------- the finding: trivial baselines
+
+
+def _compared(row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(model, trivial baseline) of a comparison row pairing one of each, else None."""
+    from framebench.registry import trivial_model
+
+    a, b = str(row["model_a"]), str(row["model_b"])
+    if trivial_model(a) == trivial_model(b):
+        return None
+    return (b, a) if trivial_model(a) else (a, b)
+
+
+def _likeness(row: Mapping[str, Any]) -> str:
+    """``equal`` when every measure is the same for both models, ``close`` when every paired
+    difference's interval includes 0 (and the McNemar test, if any, finds nothing at Holm
+    p < .05), else ``""``."""
+    from framebench.scoring.finding import excludes_zero
+    from framebench.scoring.formatting import SIGNIFICANCE, as_number
+
+    measures = list(row["measures"].values())
+    if all(m.get("a") == m.get("b") for m in measures):
+        return "equal"
+    test = row.get("test") or {}
+    p = as_number(test.get("p_holm", test.get("p")))
+    if any(excludes_zero(m.get("diff_ci")) is not False for m in measures) or (p is not None and p < SIGNIFICANCE):
+        return ""
+    return "close"
+
+
+def _where(part: Mapping[str, Any], row: Mapping[str, Any]) -> str:
+    """The part's title and the row's group, its pooled level left out (it means "all of them")."""
+    pooled = part.get("pooled") or [None, None]
+    cells = [_group_cell(level, value) for level, value in row["group"].items() if level != pooled[0]]
+    return ", ".join([part["title"], *cells])
+
+
+def baseline_finding(comparisons: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{model: [sentence]}``: where a model's numbers equal, or cannot be told apart from, those of
+    a trivial baseline answering the same items (the pooled groups, where a suite pools them)."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for part in (comparisons.get("suites") or {}).values():
+        pooled = part.get("pooled")
+        for row in part["rows"]:
+            pair = _compared(row)
+            if pair is None or (pooled and row["group"].get(pooled[0]) != pooled[1]):
+                continue
+            likeness = _likeness(row)
+            if likeness:
+                found.setdefault((*pair, likeness), []).append(f"{_where(part, row)} (n = {row['n_contexts']})")
+    out: dict[str, list[str]] = {}
+    for (model, baseline, likeness), where in found.items():
+        what = ("⚑ Equal to {b} on every measure, on the same items: {w}." if likeness == "equal"
+                else "⚑ Not distinguishable from {b} on the same items (every paired difference's "
+                     "interval includes 0): {w}.")
+        out.setdefault(model, []).append(what.format(b=baseline, w="; ".join(where)))
+    return out

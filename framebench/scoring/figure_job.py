@@ -13,15 +13,16 @@ from typing import Any
 
 from framebench.scoring.forked import Forked
 
-Payload = dict[str, str]  # {"title", "png"}: one figure as report.html shows it
+Payload = dict[str, str]  # {"part", "title", "png"}: one figure as report.html shows it
 
 
 def figure_payloads(report: Mapping[str, Any]) -> list[Payload]:
-    """Every figure of the report (``report_figures``) as a titled base64 PNG."""
+    """Every figure of the report (``figures_by_part``) as a titled base64 PNG of its part."""
     from framebench.scoring.figures import png_base64
-    from framebench.scoring.report import report_figures
+    from framebench.scoring.report import figures_by_part
 
-    return [{"title": title, "png": png_base64(fig)} for title, fig in report_figures(report)]
+    return [{"part": part, "title": title, "png": png_base64(fig)}
+            for part, title, fig in figures_by_part(report)]
 
 
 def start_figures(report: Mapping[str, Any]) -> Forked[list[Payload]]:

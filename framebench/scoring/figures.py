@@ -82,8 +82,7 @@ def grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[f
         ax.bar(pos, np.nan_to_num(heights), width, label=name,
                yerr=None if yerr is None else np.asarray(yerr, dtype=float) * 100,
                color=(colors or {}).get(name), capsize=2, error_kw={"elinewidth": 0.8})
-        upper = np.zeros(len(heights)) if yerr is None else np.nan_to_num(np.asarray(yerr, dtype=float)[-1] * 100)
-        label_bars(ax, pos, heights, label_size, upper)
+        label_bars(ax, pos, heights, label_size)
         positions[name] = pos
     ax.set_xticks(x, [plain_label(g) for g in groups], rotation=20, ha="right", fontsize=8)
     ax.set_ylim(0, 125)  # headroom above 100 % for the legend
@@ -92,12 +91,12 @@ def grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[f
     return positions
 
 
-def label_bars(ax: Any, positions: np.ndarray, heights: np.ndarray, size: int,
-                upper: np.ndarray | None = None) -> None:
-    """Write each bar's value (percent) above it (and above its error bar), so a bar of 0 reads
-    "0" and a missing value reads "n/a" instead of both drawing nothing."""
-    upper = np.zeros(len(heights)) if upper is None else np.broadcast_to(upper, len(heights))
-    for x, h, up in zip(positions, heights, upper, strict=True):
-        text, y = ("n/a", 1.0) if np.isnan(h) else (f"{h:.0f}", h + up + 1.0)
+def label_bars(ax: Any, positions: np.ndarray, heights: np.ndarray, size: int) -> None:
+    """Write each bar's value (percent) just above the bar's own top, so a bar of 0 reads "0" (not
+    the top of its interval's whisker) and a missing value reads "n/a" instead of both drawing
+    nothing; a white backing keeps the value legible over the whisker."""
+    for x, h in zip(positions, heights, strict=True):
+        text, y = ("n/a", 1.0) if np.isnan(h) else (f"{h:.0f}", h + 1.0)
         ax.text(x, y, text, ha="center", va="bottom", fontsize=size,
-                rotation=90 if size < 8 else 0, color="#555" if text == "n/a" else "black")
+                rotation=90 if size < 8 else 0, color="#555" if text == "n/a" else "black",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.6})

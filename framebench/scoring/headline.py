@@ -34,8 +34,6 @@ class Headline(ReportPart):
         return [p for p in report_parts() if p.name != self.name]
 
     def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
-        if inputs.quick:
-            return None
         merged: dict[str, Any] = {}
         for part in self._others():
             for model, rows in (part.headline(inputs) or {}).items():

@@ -292,27 +292,50 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
 
 def _page(report: Mapping[str, Any], records: pd.DataFrame | None, prompts: Mapping[str, str] | None,
           drilldown_limit: int, viewer_url: str | None, figures: Forked[list[Payload]]) -> str:
-    from framebench.registry import suites
-    from framebench.scoring.report import sections_by_part
-
-    sections, leads = [], []
-    for part, section in sections_by_part(report):
-        suite = part.name if part.name in suites() else ""
-        view = {"title": section.title, "note": section.note,
-                "tables": [_table_view(t, suite, viewer_url) for t in section.tables]}
-        (sections if section.heading else leads).append(view)
+    sections, tails, unplaced = _section_views(report, viewer_url, figures.result())
     meta, groups = _meta(records), drilldown(records, prompts or {}, drilldown_limit)
     template = _environment().get_template("report.html.j2")
     return template.render(
         title=TITLE,
         meta=meta,
-        leads=leads,
         sections=sections,
-        figures=figures.result(),
+        tails=tails,
+        figures=unplaced,
         groups=groups,
         limit=drilldown_limit,
         viewer=_viewer_links(viewer_url),
     )
+
+
+def _section_views(report: Mapping[str, Any], viewer_url: str | None, payloads: list[Payload]
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Payload]]:
+    """The sections, those of the parts shown last (provenance, after the drill-down), and the
+    figures no section shows. A figure follows the table that names it (``Table.figures``), or
+    else its part's last section."""
+    from framebench.registry import suites
+    from framebench.scoring.report import sections_by_part
+
+    pending: dict[str, list[Payload]] = {}
+    for payload in payloads:
+        pending.setdefault(payload.get("part", ""), []).append(payload)
+    pairs = sections_by_part(report)
+    last_of = {part.name: i for i, (part, _) in enumerate(pairs)}
+    sections, tails = [], []
+    for i, (part, section) in enumerate(pairs):
+        own = pending.get(part.name, [])
+        tables = []
+        for table in section.tables:
+            view = _table_view(table, part.name if part.name in suites() else "", viewer_url)
+            view["figures"] = [f for f in own if f["title"] in table.figures]
+            own[:] = [f for f in own if f["title"] not in table.figures]
+            tables.append(view)
+        trailing = list(own) if last_of[part.name] == i else []
+        if trailing:
+            own.clear()
+        view = {"title": section.title, "note": section.note, "paragraphs": section.items,
+                "tables": tables, "figures": trailing}
+        (tails if part.last else sections).append(view)
+    return sections, tails, [f for own in pending.values() for f in own]
 
 
 def _viewer_links(viewer_url: str | None) -> dict[str, Any] | None:

@@ -34,6 +34,14 @@ def _md_cell(text: str) -> str:
     return re.sub(r"<(?!\d)", "&lt;", text).replace(">", "&gt;")
 
 
+def _md_text(text: str) -> str:
+    """Running text (a list item): a table cell's escapes, and no emphasis made of data."""
+    escaped = _md_cell(text)
+    for char in "*_":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped
+
+
 def table_markdown(table: Table) -> str:
     lines = [f"### {_md_cell(table.title)}", "", f"_{_md_cell(table.caption)}_", ""]
     lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
@@ -63,5 +71,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             parts.append(f"## {_md_cell(section.title)}")
         if section.note:
             parts.append(f"_{_md_cell(section.note)}_")
+        if section.items:
+            parts.append("\n".join(f"- **{_md_text(lead)}**\n" + "\n".join(f"  - {_md_text(line)}" for line in lines)
+                                   for lead, lines in section.items))
         parts += [table_markdown(t) for t in section.tables]
     return "\n\n".join(parts) + "\n"

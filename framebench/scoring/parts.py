@@ -16,6 +16,7 @@ iterates over the same parts: none of them names a part.
 Compute order: parts of ``stage`` 0 read only the runs; parts of stage 1 also read the entries of
 stage-0 parts (``ReportInput.report``), e.g. the headline. A ``concurrent`` part (model
 comparisons) reads the runs alone and is computed by a forked process while the others are.
+Parts of stage 2 (the finding in words) read every other entry, the concurrent parts' included.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class ReportPart:
     concurrent: bool = False
     # True for a part that is present only when something needs a warning (a clean run has none)
     warns: bool = False
+    # True for a part shown after every other (in report.html after the drill-down): provenance
+    last: bool = False
 
     def compute(self, inputs: ReportInput) -> Mapping[str, Any] | None:
         """Its ``report.json`` entry (None or empty: the part is absent from this report)."""
@@ -96,6 +99,17 @@ class ReportPart:
     def summary_tables(self, report: Mapping[str, Any]) -> list[SummaryTable]:
         """Its console summary tables."""
         return []
+
+    def summary_lines(self, report: Mapping[str, Any]) -> list[str]:
+        """Plain-text lines the console summary prints before every table (the finding)."""
+        return []
+
+    # ---- contributions to the finding in words (framebench.scoring.finding)
+    def finding(self, report: Mapping[str, Any]) -> Mapping[str, list[str]]:
+        """``{model: [sentence, ...]}``: what this part's numbers say about each model, given the
+        whole report. Say only what the statistics support: an effect whose 95 % interval includes
+        0 is not distinguishable from noise at that sample size, and is worded so."""
+        return {}
 
     # ---- contributions to the headline part (framebench.scoring.headline)
     def headline(self, inputs: ReportInput) -> Mapping[str, Any] | None:

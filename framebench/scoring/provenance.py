@@ -192,11 +192,13 @@ def _generation_text(d: Mapping[str, Any]) -> str:
 
 
 class Provenance(ReportPart):
-    """The ``meta`` block: what was scored, by which code, when; shown first, without a heading."""
+    """The ``meta`` block: what was scored, by which code, when; shown last (report.json keeps it
+    first); report.html folds its table under the summary line."""
 
     name = "meta"
     title = "Provenance"
     order = 0
+    last = True
 
     def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
         if inputs.quick or not inputs.runs.folders:
@@ -205,7 +207,7 @@ class Provenance(ReportPart):
 
     def report_sections(self, report: Mapping[str, Any]) -> list[Section]:
         meta = report[self.name]
-        return [Section(self.title, [meta_table(meta)], note=meta_summary(meta), heading=False)]
+        return [Section(self.title, [meta_table(meta)], note=meta_summary(meta))]
 
 
 PROVENANCE = Provenance()

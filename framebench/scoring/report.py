@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from framebench.run_folder import Runs
     from framebench.scoring.sections import Section
 
+READS_ALL = 2  # the stage of parts that read every other entry, the concurrent parts' included
+
 
 def parts() -> list[ReportPart]:
     """Every registered part (suites and the report-wide parts), in report order."""
@@ -47,12 +49,14 @@ def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES,
     for part in concurrent:
         part.preload(inputs)
     jobs = [(part, Forked(part.compute, inputs)) for part in concurrent]
+    staged = sorted((p for p in parts() if p not in concurrent), key=lambda p: p.stage)  # stable
     try:
-        for part in sorted(parts(), key=lambda p: p.stage):  # stable: report order within a stage
-            if part not in concurrent:
-                _add(inputs, part, part.compute(inputs))
+        for part in (p for p in staged if p.stage < READS_ALL):
+            _add(inputs, part, part.compute(inputs))
         for part, job in jobs:
             _add(inputs, part, job.result())
+        for part in (p for p in staged if p.stage >= READS_ALL):
+            _add(inputs, part, part.compute(inputs))
     finally:
         for _, job in jobs:
             job.cancel()  # nothing left to stop unless a part raised
@@ -83,8 +87,8 @@ def jsonable(value: Any) -> Any:
 
 
 def present(report: Mapping[str, Any]) -> list[ReportPart]:
-    """The parts whose entry the report holds, in report order."""
-    return [p for p in parts() if report.get(p.name)]
+    """The parts whose entry the report holds, in report order (a ``last`` part at the end)."""
+    return sorted((p for p in parts() if report.get(p.name)), key=lambda p: p.last)
 
 
 def sections_by_part(report: Mapping[str, Any]) -> list[tuple[ReportPart, Section]]:
@@ -94,12 +98,21 @@ def sections_by_part(report: Mapping[str, Any]) -> list[tuple[ReportPart, Sectio
 
 def report_figures(report: Mapping[str, Any]) -> list[tuple[str, Figure]]:
     """(title, figure) for every figure of the report (parts with nothing to draw give None)."""
-    figures = [fig for part in present(report) for fig in part.report_figures(report)]
-    return [(title, fig) for title, fig in figures if fig is not None]
+    return [(title, fig) for _, title, fig in figures_by_part(report)]
+
+
+def figures_by_part(report: Mapping[str, Any]) -> list[tuple[str, str, Figure]]:
+    """(part name, title, figure) for every figure of the report, in report order."""
+    return [(part.name, title, fig) for part in present(report)
+            for title, fig in part.report_figures(report) if fig is not None]
 
 
 def summary_tables(report: Mapping[str, Any]) -> list[SummaryTable]:
     return [table for part in present(report) for table in part.summary_tables(report)]
+
+
+def summary_lines(report: Mapping[str, Any]) -> list[str]:
+    return [line for part in present(report) for line in part.summary_lines(report)]
 
 
 def task_order() -> tuple[str, ...]:

@@ -15,23 +15,28 @@ LEVEL_NAMES = {"root": "Root", "propositional": "Prop.", "global": "Global"}
 
 @dataclass(frozen=True)
 class Table:
-    """A display table: every cell already formatted as text."""
+    """A display table: every cell already formatted as text. ``figures``: the titles of its
+    part's figures that report.html shows right after it (a part's other figures follow its last
+    section)."""
 
     title: str
     caption: str
     header: list[str]
     rows: list[list[str]]
+    figures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Section:
-    """A titled group of tables; ``note``: a line shown above them; ``heading``: whether the
-    title is shown as a heading (the provenance block at the top of the report has none)."""
+    """A titled group of tables; ``note``: a line shown above them; ``items``: (lead, lines) shown
+    as a list under the note (the finding: a model, and what its numbers say);
+    ``heading``: whether the title is shown as a heading."""
 
     title: str
     tables: list[Table] = field(default_factory=list)
     note: str = ""
     heading: bool = True
+    items: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 def natural_key(text: str) -> list[Any]:

@@ -1,8 +1,9 @@
 """The compact metric tables printed at the end of ``text``, ``embodied``, ``score`` and ``demo``
 (like lm-eval's): every report part's ``summary_tables``, percentages with one decimal.
 
-After a run the summary is computed quickly from its records (``quick``: no analyses, a small
-bootstrap); after ``score`` it is the full report's."""
+After a run the summary is computed quickly from its records (``quick``: no analyses, no model
+comparisons); after ``score`` it is the full report's. Both open with the finding in words
+(``framebench.scoring.finding``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 
 import pandas as pd
 
+from framebench.scoring.bootstrap import N_RESAMPLES
+
 TEXT_COLUMNS = {"model", "task", "format", "planner", "level", "bias"}  # and the suites' filter columns
-SUMMARY_RESAMPLES = 200  # the summary shows no intervals; the report keeps the full bootstrap
+SUMMARY_RESAMPLES = N_RESAMPLES  # the finding the summary opens with gives the report's intervals
 
 
 def summary_report(df: pd.DataFrame) -> dict[str, Any]:
@@ -23,15 +26,18 @@ def summary_report(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def print_summary(report: Mapping[str, Any], title: str = "framebench", console=None) -> None:
-    """Print every part's summary tables (nothing when the report has no metrics)."""
+    """Print every part's summary lines (the finding in words), then its summary tables (nothing
+    when the report has no metrics)."""
     from rich.table import Table
     from rich.text import Text
 
     from framebench.console import console as make_console
-    from framebench.scoring.report import summary_tables
+    from framebench.scoring.report import summary_lines, summary_tables
     from framebench.scoring.viewer_links import suite_filters
 
     out = console or make_console()
+    for line in summary_lines(report):
+        out.print(Text(line))  # Text: model names are never console markup
     left = TEXT_COLUMNS | set(suite_filters())
     for summary in summary_tables(report):
         caption = f"{title} summary: {summary.title} (%)"

@@ -90,3 +90,62 @@ def test_report_figures_skip_missing_suites():
     titles = [title for title, _ in report_figures({"omit": OMIT})]
     assert titles == ["OMIT: OBR by condition (cf. OMIT Fig. 4)"]
     assert report_figures({}) == []
+
+
+def inside_figure(fig, texts) -> bool:
+    """Whether every text's drawn box lies within the figure's (nothing cut off at its edges)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)  # as savefig draws
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = fig.bbox
+    extents = [t.get_window_extent(renderer) for t in texts if t.get_text()]
+    return bool(extents) and all(e.x0 >= box.x0 - 0.5 and e.x1 <= box.x1 + 0.5 and e.y0 >= box.y0 - 0.5
+                                 and e.y1 <= box.y1 + 0.5 for e in extents)
+
+
+def test_a_zero_bar_is_labelled_at_the_bar_not_at_its_whisker():
+    """A strict cell of 0 with a Wilson interval up to 49 %: its label sits at 0, not near 50."""
+    zero = {**MC, "strict_correct": 0.0, "strict_correct_ci": [0.0, 0.49]}
+    fig = framingqa_accuracy_figure({"m1": {"all": {"mc": zero}}}, "mc")
+    strict = fig.axes[1]
+    labels = [t for t in strict.texts if t.get_text() != "*"]
+    heights = bar_heights(strict)
+    assert heights[0] == 0.0 and labels[0].get_text() == "0"
+    assert [t.get_position()[1] for t in labels] == pytest.approx([h + 1.0 for h in heights])
+    segments = [seg for c in strict.collections for seg in getattr(c, "get_segments", list)()]
+    assert (0.0, 49.0) in {(round(s[0][1], 6), round(s[1][1], 6)) for s in segments}  # the whisker stays
+
+
+def test_susceptibility_labels_read_horizontally_inside_the_figure_with_a_legend():
+    from framebench.text_eval.susceptibility_report import susceptibility_figure
+
+    long_name = "hf:/models/some-org/A-Rather-Long-Model-Name-Instruct [constrained]"
+    cell = {"shift": -0.05, "shift_ci": [-0.08, -0.01]}
+    levels = {lv: {"correct": cell, "incorrect": cell} for lv in ("root", "propositional", "global")}
+    sus = {"framingqa": {m: {"all": {"mc": levels, "binary": {"root": {"incorrect": cell}}}}
+                         for m in ("m1", "m2", long_name)}}
+    fig = susceptibility_figure(sus)
+    labels = [t for ax in fig.axes for t in ax.get_yticklabels()]
+    assert len(labels) == 3 * 6 + 3 and all(t.get_rotation() == 0 for t in labels)
+    assert inside_figure(fig, labels)
+    fig.canvas.draw()
+    boxes = sorted((t.get_window_extent() for t in fig.axes[1].get_yticklabels()), key=lambda b: b.y0)
+    assert all(lower.y1 <= upper.y0 + 0.5 for lower, upper in zip(boxes, boxes[1:], strict=False))  # no overlap
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["correct-bias framing", "incorrect-bias framing"]
+    assert inside_figure(fig, legend.get_texts())
+
+
+def test_heat_map_labels_are_whole_and_inside_the_figure():
+    from framebench.text_eval.omit.analysis_report import _fig_conflicts, _fig_fingerprint
+
+    model = "smollm2 [constrained]"  # 21 characters: the heat maps used to keep the last 20
+    conflicts = {"per_conflict": {model: {"M0": {"care-virtue": 0.5, "deontology-care": 0.25}}}}
+    fingerprint = {"fingerprint": {"personas": ["care", "virtue"], "cells": [
+        {"model": model, "condition": "M0", "persona": p, "kappa": 0.1, "p": 0.5} for p in ("care", "virtue")]}}
+    for fig in (_fig_conflicts(conflicts), _fig_fingerprint(fingerprint)):
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_yticklabels()] == [f"{model} M0"]
+        assert inside_figure(fig, ax.get_yticklabels() + ax.get_xticklabels())

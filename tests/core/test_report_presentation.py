@@ -1,4 +1,4 @@
-"""How the report presents numbers: the headline first, one unit convention, no scientific notation
+"""How the report presents numbers: the finding in words, then the headline, first; one unit convention, no scientific notation
 in percent tables, labelled zero and n/a bars, discrete OMIT Fig. 3 bins, readable heat maps,
 defined columns, small-n warnings and one caption per embodied table."""
 
@@ -53,7 +53,7 @@ def test_headline_is_hand_computable_and_leads_the_report(report):
     assert 0.5 <= lo <= 0.75 <= hi <= 1.0
     assert h["framing_effect_ci"] == pytest.approx([0.5, 0.5])  # both contexts differ by exactly 0.5
     md = render_markdown(report)
-    assert md.index("## Headline") < md.index("## FramingQA")
+    assert md.index("## Finding") < md.index("## Headline") < md.index("## FramingQA")
     row = [line for line in md.splitlines() if line.startswith("| m | Binary")][0]
     assert "75.0 (" in row and "25.0 (" in row and "+50.0 (+50.0, +50.0)" in row and "2 †" in row
 
@@ -148,5 +148,5 @@ def test_omit_analysis_tables_are_in_percent(omit_analysis):
     assert values and max(values) > 1.0 and all(v == round(v, 1) for v in values)
 
 
-def test_report_sections_start_with_the_headline(report):
-    assert report_sections(report)[0].title == "Headline"
+def test_report_sections_start_with_the_finding_then_the_headline(report):
+    assert [s.title for s in report_sections(report)[:2]] == ["Finding", "Headline"]

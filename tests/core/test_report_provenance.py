@@ -1,4 +1,4 @@
-"""The report's provenance block (report.json ``meta``, top of report.md and report.html) and the
+"""The report's provenance block (report.json ``meta``, the end of report.md and report.html) and the
 OMIT persona panel labelled as the dataset's, not counted as models."""
 
 from __future__ import annotations
@@ -58,17 +58,19 @@ def test_report_json_meta_names_what_was_scored(scored):
     assert panel["code_version"].startswith("authored (hand-written persona answers")  # not a git state
 
 
-def test_markdown_and_html_lead_with_the_provenance(scored):
+def test_markdown_and_html_end_with_the_provenance(scored):
     tmp, runs, _ = scored
     md = (tmp / "report" / "report.md").read_text()
-    head = md.split("\n## ", 1)[0]
-    assert "_Generated " in head and "report schema version 1" in head
-    assert "### Provenance: scored run folders" in head
+    head, tail = md.split("\n## Provenance\n", 1)
+    assert "\n## " not in tail  # the last section
+    assert "_Generated " in tail and "report schema version 1" in tail
+    assert "### Provenance: scored run folders" in tail and "report schema version" not in head
     for run in runs[:3]:  # outside the working directory and the project: as given
-        assert str(run) in head
-    assert "| datasets/demo/omit/personas |" in head and str(REPO) not in md  # the project's own folder
+        assert str(run) in tail
+    assert "| datasets/demo/omit/personas |" in tail and str(REPO) not in md  # the project's own folder
     html = (tmp / "report" / "report.html").read_text()
-    assert html.index('class="provenance"') < html.index("<h2")
+    assert html.index('id="drilldown"') < html.index('class="provenance"')  # after everything else
+    assert html.index('<h2 id="section-1">Finding</h2>') < html.index('class="provenance"')
     assert "report schema version 1" in html and "baseline:always-yes:v2" in html
 
 

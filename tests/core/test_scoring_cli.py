@@ -50,11 +50,13 @@ def test_mixed_run_writes_report(tmp_path: Path, capsys):
         json.dumps({"item_id": "c1-0", "prompt": "Is this <b>A</b>?"}) + "\n\n")
     assert run(["score", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert set(report) == {"meta", "headline", "framingqa", "omit", "embodied"}
+    assert set(report) == {"meta", "finding", "headline", "framingqa", "omit", "embodied"}
     fqa = report["framingqa"]["baseline:always-yes"]
     assert set(fqa) == {"finance", "all"}
     assert fqa["finance"]["binary"]["strict_all"] == 0.5
-    assert fqa["all"]["binary"] == fqa["finance"]["binary"]
+    pooled = dict(fqa["all"]["binary"])  # one task: the pooled entry is its, plus the answer shares
+    assert sum(pooled.pop("answer_shares").values()) == pytest.approx(1.0) and pooled.pop("gold_shares")
+    assert pooled == fqa["finance"]["binary"]
     assert report["omit"]["rates"]["baseline:always-yes"]["M0"]["OBR"] == 0.5
     assert report["omit"]["mcnemar"] == []
     assert report["embodied"]["baseline:always-yes"]["overall"]["completion_strict_all"] == 0

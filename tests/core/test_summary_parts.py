@@ -22,10 +22,14 @@ def rows(mode: str) -> list[dict]:
 
 def test_summary_tables_come_from_the_parts_and_label_constrained_rows():
     report = summary_report(pd.DataFrame(rows("generate") + rows("constrained")))
-    assert set(report) == {"framingqa"}  # quick: no provenance, headline or susceptibility
+    # quick: no provenance or susceptibility; no headline (no biased row); the finding in words
+    assert set(report) == {"framingqa", "finding"}
     tables = summary_tables(report)
     assert [t.title for t in tables] == ["FramingQA"]
     assert {row[0] for row in tables[0].rows} == {"m", "m [constrained]"}
     out = io.StringIO()
     print_summary(report, title="t", console=Console(file=out, width=120))
-    assert "m [constrained]" in out.getvalue()
+    printed = out.getvalue()
+    assert "m [constrained]" in printed
+    assert printed.index("What the numbers say") < printed.index("FramingQA (%)")  # the finding first
+    assert "• m [constrained]" in printed

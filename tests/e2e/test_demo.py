@@ -189,3 +189,23 @@ def test_demo_report_has_every_part_the_demo_data_can_feed(demo_out):
         if (REPO / "datasets" / "demo" / folder / "items.jsonl").exists():
             ids = {item["item_id"] for item in read_items(REPO / "datasets" / "demo" / folder)}
             assert ids <= answered, f"datasets/demo/{folder}: {len(ids - answered)} items no demo run answers"
+
+
+def test_demo_says_what_it_found(demo_out):
+    """Issue 42: the report and the end of the demo's output open with the finding in words, which
+    says SmolLM2's binary framing effect with its interval and flags that its multiple-choice
+    numbers cannot be told apart from baseline:always-yes's (both answer "A")."""
+    out, stdout = demo_out
+    report = json.loads((out / "report" / "report.json").read_text())
+    finding = {m["model"]: m["sentences"] for m in report["finding"]["models"]}
+    assert list(finding)[-1] == "baseline:always-yes"
+    head = report["headline"]["smollm2"]["binary"]
+    binary = next(s for s in finding["smollm2"] if s.startswith("FramingQA binary yes/no, 16 contexts"))
+    effect = f"framing effect {100 * head['framing_effect']:+.1f} pp ({100 * head['framing_effect_ci'][0]:+.1f} to "
+    assert effect in binary
+    flag = [s for s in finding["smollm2"] if "baseline:always-yes" in s]
+    assert flag and "Multiple choice" in flag[0]
+    # the last block: the report written, then the finding, its tables, and the closing line
+    assert stdout.rindex("wrote ") < stdout.rindex("What the numbers say") < stdout.rindex("Demo finished")
+    md = (out / "report" / "report.md").read_text()
+    assert md.index("## Finding") < md.index("## Headline") and md.rindex("## Provenance") > md.index("## OMIT")

@@ -16,7 +16,7 @@ from framebench.scoring.figures import (
     plt,
 )
 from framebench.scoring.sections import FORMAT_NAMES, ordered, task_name
-from framebench.text_eval.framingqa.tables import task_order
+from framebench.text_eval.framingqa.tables import accuracy_figure_title, task_order
 from framebench.vocabulary import LEVELS
 
 
@@ -103,8 +103,7 @@ def framingqa_levels_figure(fqa: Mapping[str, Any], fmt: str, task: str = "all")
 def framingqa_figures(fqa: Mapping[str, Any]) -> list[tuple[str, Figure | None]]:
     figures: list[tuple[str, Figure | None]] = []
     for fmt in FORMAT_NAMES:
-        figures.append((f"{FORMAT_NAMES[fmt]}: mean and strict accuracy (cf. FramingQA Fig. 3)",
-                        framingqa_accuracy_figure(fqa, fmt)))
+        figures.append((accuracy_figure_title(fmt), framingqa_accuracy_figure(fqa, fmt)))
     for fmt in FORMAT_NAMES:
         figures.append((f"{FORMAT_NAMES[fmt]}: accuracy by structural level (cf. FramingQA Fig. 4)",
                         framingqa_levels_figure(fqa, fmt)))

@@ -29,6 +29,9 @@ Conventions, all applied per context:
   intervals"; a distractor-averaged context contributes its share); None when no context has the
   metric. Unlike a percentile bootstrap it does not collapse to (0, 0) or (1, 1) at the boundary.
 * ``n_contexts``, ``n_rows``: the group's contexts and records.
+* ``answer_shares`` / ``gold_shares`` (pooled task only): each answer's share of the parsed
+  answers, and of the gold answers of every row (how far the answers follow one answer or letter
+  rather than the questions).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ CONTEXT = [*GROUP, "context_id"]
 DIRECTIONS = ("correct", "incorrect", "all")
 POOLED_TASK = "all"
 COUNTS = ["n_rows", "n_unparsed", "n_refusal"]  # per-context counts, summed (not averaged)
-NEEDED = [*CONTEXT, "bias", "level", "distractor", "slot", "gold", "parse", "correct"]
+NEEDED = [*CONTEXT, "bias", "level", "distractor", "slot", "gold", "answer", "parse", "correct"]
 
 # per-context columns that are strict metrics and so get a Wilson interval
 STRICT = ["strict_all", "strict_correct", "strict_incorrect", "strict_pair",
@@ -205,4 +208,16 @@ def score_framingqa(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[st
         for task, part in pooled.groupby(level="task", sort=True):
             report.setdefault(model, {}).setdefault(task, {})[fmt] = _metrics(part, fmt)
         report[model].setdefault(POOLED_TASK, {})[fmt] = _metrics(pooled, fmt)
+    for (model, fmt), rows in df.groupby(["model", "format"], sort=True):
+        report[model][POOLED_TASK][fmt].update(answer_shares(rows))
     return {model: dict(sorted(tasks.items())) for model, tasks in report.items()}
+
+
+def answer_shares(rows: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``answer_shares``: each answer's share of the parsed answers; ``gold_shares``: each gold
+    answer's share of the rows."""
+    def shares(values: pd.Series) -> dict[str, float]:
+        return {str(k): float(v) for k, v in values.value_counts(normalize=True).sort_index().items()}
+
+    return {"answer_shares": shares(rows.loc[rows["parse"] == "ok", "answer"]),
+            "gold_shares": shares(rows["gold"])}

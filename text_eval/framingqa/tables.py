@@ -21,6 +21,11 @@ from framebench.vocabulary import LEVELS
 DIRECTIONS = ("correct", "incorrect", "all")
 
 
+def accuracy_figure_title(fmt: str) -> str:
+    """The title of a format's accuracy figure, shown right after its accuracy table."""
+    return f"{FORMAT_NAMES[fmt]}: mean and strict accuracy (cf. FramingQA Fig. 3)"
+
+
 def task_order() -> tuple[str, ...]:
     """Tasks in report order: the registered domains', then the pooled "all"."""
     from framebench.text_eval.framingqa.domains import task_names
@@ -72,6 +77,7 @@ def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
         + small_n_note(rows, 2, "contexts"),
         header=header,
         rows=rows,
+        figures=(accuracy_figure_title(fmt),) if fmt in FORMAT_NAMES else (),
     )
 
 

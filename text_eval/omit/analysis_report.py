@@ -156,6 +156,13 @@ def _new_figure(figsize: tuple[float, float]) -> Figure:
     return Figure(figsize=figsize)
 
 
+def _label(name: str) -> str:
+    """A model name as every report figure shows it (``framebench.scoring.figures.plain_label``)."""
+    from framebench.scoring.figures import plain_label
+
+    return plain_label(name)
+
+
 def _baseline_condition(conds: set[str]) -> str:
     return "M0" if "M0" in conds else sorted(conds, key=_ckey)[0]
 
@@ -193,7 +200,7 @@ def _fig_random(analysis: dict[str, Any]) -> Figure | None:
         if r["random_full"] is not None:
             ax.hlines(100 * r["random_full"], x - 0.45, x + 0.45, colors="#ef6c00", linestyles="dashed",
                       label="random-full" if x == 0 else None)
-    ax.set_xticks(list(xs), [r["model"][-24:] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(list(xs), [_label(r["model"]) for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylim(0, 110)
     ax.set_ylabel(f"OBR ({cond}, %)")
     ax.legend(fontsize=8)
@@ -215,7 +222,7 @@ def _fig_strength(analysis: dict[str, Any]) -> Figure | None:
         pts = sorted((r["strength"], r["OBR"]) for r in st["rows"]
                      if r["model"] == model and r["condition"] == cond and r["OBR"] is not None)
         ax.scatter([p[0] - 0.35 + width * (i + 0.5) for p in pts], [100 * p[1] for p in pts], s=18,
-                   alpha=0.8, label=model[-24:])
+                   alpha=0.8, label=_label(model))
     mean = sorted((m["strength"], m["OBR"]) for m in st["mean"] if m["condition"] == cond and m["OBR"] is not None)
     ax.scatter([p[0] for p in mean], [100 * p[1] for p in mean], marker="_", s=600, linewidths=2.5,
                color="black", label="mean over models", zorder=3)
@@ -260,7 +267,7 @@ def _fig_conflicts(analysis: dict[str, Any]) -> Figure | None:
     notes = [[("" if v is None else f"{v:.0f}") for v in row] for row in matrix]
     fig = _new_figure((min(12.0, max(5.0, 0.9 * len(labels) + 3.5)), max(3.0, 0.45 * len(rows) + 2.5)))
     ax = fig.add_subplot()
-    im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows], [_conflict_name(lab) for lab in labels],
+    im = _heatmap(ax, matrix, [f"{_label(m)} {c}" for m, c in rows], [_conflict_name(lab) for lab in labels],
                   notes, "Reds", 0.0, 100.0)
     fig.colorbar(im, ax=ax, label="OBR (%)")
     fig.tight_layout()
@@ -286,7 +293,7 @@ def _fig_fingerprint(analysis: dict[str, Any]) -> Figure | None:
         notes.append(texts)
     fig = _new_figure((max(5.0, 1.1 * len(fp["personas"]) + 3.5), max(3.0, 0.45 * len(rows) + 2.5)))
     ax = fig.add_subplot()
-    im = _heatmap(ax, matrix, [f"{m[-20:]} {c}" for m, c in rows],
+    im = _heatmap(ax, matrix, [f"{_label(m)} {c}" for m, c in rows],
                   [PERSONA_NAMES.get(p, p) for p in fp["personas"]], notes, "RdBu_r", -1.0, 1.0)
     fig.colorbar(im, ax=ax, label="Cohen's κ")
     fig.tight_layout()
