@@ -1,8 +1,8 @@
 """The compact metric tables printed at the end of ``text``, ``embodied``, ``score`` and ``demo``
 (like lm-eval's): every report part's ``summary_tables``, percentages with one decimal.
 
-After a run the summary is computed quickly from its records (``quick``: no analyses, a small
-bootstrap); after ``score`` it is the full report's."""
+After a run the summary is computed quickly from its records (``quick``: no analyses); after
+``score`` it is the full report's."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ from typing import Any
 import pandas as pd
 
 TEXT_COLUMNS = {"model", "task", "format", "planner", "level", "bias"}  # and the suites' filter columns
-SUMMARY_RESAMPLES = 200  # the summary shows no intervals; the report keeps the full bootstrap
 
 
 def summary_report(df: pd.DataFrame) -> dict[str, Any]:
     """The report entries the summary shows, computed from records (``quick``)."""
     from framebench.scoring.report import compute_report
 
-    return compute_report(df, n_resamples=SUMMARY_RESAMPLES, quick=True)  # labels as the report's
+    return compute_report(df, quick=True)  # labels as the report's
 
 
 def print_summary(report: Mapping[str, Any], title: str = "framebench", console=None) -> None:

@@ -17,9 +17,12 @@ from framebench.scoring.formatting import (
     pct,
     pct_ci,
     small_n_note,
+    withheld,
+    withheld_note,
 )
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, natural_key, ordered
+from framebench.scoring.stats import MIN_CONTEXTS_BINARY
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -32,7 +35,8 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
     for model in ordered(rates):
         for condition in ordered(rates[model]):
             r = rates[model][condition]
-            obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")])
+            obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")],
+                         withheld(r.get("n"), MIN_CONTEXTS_BINARY))
             rows.append([model, condition, n_cell(r.get("n")), obr, pct(r.get("ABR")),
                          pct(r.get("FCR")), count(r.get("unparsed_pairs"))])
     if not rows:
@@ -43,7 +47,7 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
         "an answer could not be read. In (action, omission) order: OBR = (No, No), ABR = (Yes, Yes), "
         "FCR = (Yes, No) or (No, Yes), as shares of the n pairs. Brackets: Wilson 95 % interval. "
         "Only evaluated models: the dataset's persona panel is not a model."
-        + small_n_note(rows, 2, "pairs"),
+        + withheld_note(rows, "pairs") + small_n_note(rows, 2, "pairs"),
         header=header,
         rows=rows,
     )
