@@ -518,15 +518,32 @@ def coverage_table(covered: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The coverage table as docs/statistics.md shows it."""
-    lines = ["| scenario | contexts per task | interval | scope | intervals (withheld) | coverage % "
-             "| informative cells % | worst cell % |", "|---|---|---|---|---|---|---|---|"]
-    for (scenario, size, kind, scope), row in table.sort_index(level=["scenario", "size"], sort_remaining=False).iterrows():
-        def pct(x: float) -> str:
-            return "–" if pd.isna(x) else f"{x:.1f}"
-        lines.append(f"| {scenario} | {size} | {KINDS[kind]} | {scope} | {row['intervals']:,} "
-                     f"({row['withheld']:,}) | {pct(row['coverage'])} | {pct(row['informative_coverage'])} "
-                     f"| {pct(row['worst_cell'])} |")
+    """The coverage table as docs/statistics.md shows it: a row per interval kind and scope, a
+    column per scenario and contexts per task; a cell is the coverage (%), then in brackets the
+    coverage on the informative cells where it differs, or "withheld"; the last column is the
+    lowest coverage of a single cell anywhere in the row."""
+    settings = [(sc.name, size) for sc in SCENARIOS for size in SIZES]
+    header = ["interval", "scope", *(f"{name}, {size}" for name, size in settings), "worst cell"]
+    lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(settings) + 1)]
+    for kind in KINDS:
+        for scope in (PER_TASK, POOLED):
+            cells, worst = [], []
+            for name, size in settings:
+                key = (name, size, kind, scope)
+                if key not in table.index or table.loc[key, "intervals"] == 0:
+                    cells.append("withheld")
+                    continue
+                row = table.loc[key]
+                text = f"{row['coverage']:.1f}"
+                informative = row["informative_coverage"]
+                if pd.isna(informative):
+                    text += " (–)"
+                elif round(informative, 1) != round(row["coverage"], 1):
+                    text += f" ({informative:.1f})"
+                cells.append(text)
+                worst.append(row["worst_cell"])
+            if worst:
+                lines.append(f"| {KINDS[kind]} | {scope} | " + " | ".join(cells) + f" | {min(worst):.1f} |")
     return "\n".join(lines)
 
 
