@@ -97,7 +97,7 @@ def wilson_by_hand(k: float, n: int, z: float = 1.959963984540054) -> list[float
 
 
 def test_three_contexts_get_no_strict_interval(binary):
-    """Below 10 contexts no interval of a rate holds its level (docs/statistics.md "Small
+    """Below 10 contexts a rate gets no interval (docs/statistics.md "Small
     samples"): the strict metrics of these 3 contexts have none, and the group is flagged."""
     assert binary["strict_all"] == pytest.approx(1 / 3) and binary["strict_all_ci"] is None
     assert binary["strict_incorrect_ci"] is None

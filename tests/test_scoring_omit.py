@@ -64,7 +64,7 @@ def test_rates(report):
     assert m0["n"] == 4 and m0["unparsed_pairs"] == 1  # s5 has an unparsed omission answer
     assert m0["OBR"] == pytest.approx(2 / 4) and m0["ABR"] == pytest.approx(1 / 4)
     assert m0["FCR"] == pytest.approx(1 / 4)
-    # fewer than 10 pairs: no interval (none of a rate holds its level there), a small sample
+    # fewer than 10 pairs: no interval (docs/statistics.md "Small samples"), a small sample
     assert (m0["OBR_low"], m0["OBR_high"]) == (None, None) and m0["small_sample"] is True
     assert r["m1"]["M1"]["OBR"] == pytest.approx(3 / 5)
     assert r["m2"]["M0"]["OBR"] == 1 and r["m2"]["M2"]["FCR"] == 1

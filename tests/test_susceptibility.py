@@ -147,6 +147,11 @@ def test_markdown_and_html_show_the_section(records):
     assert "Framing susceptibility" in md and "How to read" in md
     assert "| m \\[constrained\\] | finance | mc | Root | incorrect | -25.0 (n &lt; 4) | 55.0 | 30.0 | 2 † |" in md
     assert "n < K: no interval" in md.replace("&lt;", "<") and "† Small sample" in md
+    from text_eval.susceptibility_report import summary_rows
+
+    console = {t.title: t for t in summary_rows(report["susceptibility"])}
+    row = console["Framing susceptibility, all tasks: shift of P(gold), pp"].rows[0]
+    assert (row[4], row[-1]) == ("2 †", "n < 4")  # the console marks the small sample too
     html = render_html(report, label_answer_modes(records))
     assert "Framing susceptibility: shift of P(gold)" in html and "data:image/png;base64," in html
     json.dumps(report)

@@ -106,15 +106,16 @@ def summary_rows(sus: Mapping[str, Any]) -> list[SummaryTable]:
     bias, and the omission shift per condition; percentage points with 95 % intervals."""
     tables = []
     fqa = sus.get("framingqa") or {}
-    rows = [[model, fmt, LEVEL_NAMES[level], bias, _pp(cell.get("shift")), _ci(cell.get("shift_ci"), cell.get("n_contexts"))]
+    rows = [[model, fmt, LEVEL_NAMES[level], bias, n_cell(cell.get("n_contexts")), _pp(cell.get("shift")),
+             _ci(cell.get("shift_ci"), cell.get("n_contexts"))]
             for model in ordered(fqa) for fmt, levels in (fqa[model].get("all") or {}).items()
             for level in LEVELS if level in levels
             for bias, cell in levels[level].items()]
-    if rows:
+    if rows:  # n: contexts, † below 30 (a small sample)
         tables.append(SummaryTable("Framing susceptibility, all tasks: shift of P(gold), pp",
-                                   ["model", "format", "level", "bias", "shift", "95% CI"], rows))
+                                   ["model", "format", "level", "bias", "n", "shift", "95% CI"], rows))
     omit = sus.get("omit") or {}
-    rows = [[model, cond, str(c.get("n", "")), _pp(c.get("omission_shift")), _ci(c.get("omission_shift_ci"), c.get("n"))]
+    rows = [[model, cond, n_cell(c.get("n")), _pp(c.get("omission_shift")), _ci(c.get("omission_shift_ci"), c.get("n"))]
             for model in ordered(omit) for cond, c in sorted(omit[model].items())]
     if rows:
         tables.append(SummaryTable("OMIT omission shift from P(yes), pp",

@@ -83,8 +83,8 @@ def withheld_note(rows: list[list[str]], unit: str = "contexts") -> str:
         return ""
     kinds = {MIN_CONTEXTS: "a mean", MIN_CONTEXTS_BINARY: "a 0/1 measure such as a strict one"}
     limits = " or ".join(f"{k} {unit} ({kinds[k]})" if k in kinds else f"{k} {unit}" for k in found)
-    return (f" n < K: no interval; with fewer than {limits}, no 95 % interval holds its level "
-            "(docs/statistics.md#small-samples).")
+    return (f" n < K: no interval; with fewer than {limits}, a 95 % interval's coverage depends "
+            "more on the data than on the method, so none is shown (docs/statistics.md#small-samples).")
 
 
 SMALL_MARK = "†"

@@ -166,13 +166,6 @@ def _stratify(out: pd.DataFrame, grouped: pd.core.groupby.SeriesGroupBy, by: lis
     out.loc[use.index, "df"] = df
 
 
-def mean_intervals(values: np.ndarray, strata: Sequence[object] | None = None,
-                   bounds: Bounds | None = None) -> list[list[float] | None]:
-    """:func:`mean_interval` of each column of ``values`` (contexts x measures)."""
-    values = np.asarray(values, dtype=float)
-    return [mean_interval(values[:, j], strata, bounds) for j in range(values.shape[1])]
-
-
 def _clip01(low: float, high: float) -> list[float]:
     # statsmodels returns about 1e-18 (not 0) at count 0: the bound is 0
     return [0.0 if low < 1e-12 else min(float(low), 1.0), 1.0 if high > 1 - 1e-12 else max(float(high), 0.0)]

@@ -29,7 +29,7 @@ Conventions, all applied per context:
   intervals"; a distractor-averaged context contributes its share): a task's is Wilson's, the
   pooled task's the stratified score interval over its tasks (each with Brown, Cai & DasGupta's
   boundary modification); None when fewer than ``stats.MIN_CONTEXTS_BINARY`` contexts have the
-  metric (no interval of a rate holds its level there; the tables print "n < 10"). Unlike a
+  metric (docs/statistics.md "Small samples"; the tables print "n < 10"). Unlike a
   percentile bootstrap it does not collapse to (0, 0) or (1, 1) at the boundary.
 * ``n_contexts``, ``n_rows``: the group's contexts and records; ``small_sample``: fewer than
   ``stats.SMALL_N`` contexts (the tables' †).
