@@ -181,14 +181,13 @@ def phases(run_dir: Path) -> None:
     entry (stage 0 before stage 1, as ``framebench.scoring.report``), then the two renderers."""
     from framebench.registry import report_parts
     from framebench.run_folder import load_runs
-    from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown
     from framebench.scoring.parts import ReportInput
 
     with Timer("read + validate records"):
         runs = load_runs([run_dir])
-    inputs = ReportInput(runs, N_RESAMPLES)
+    inputs = ReportInput(runs)
     for part in sorted(report_parts(), key=lambda p: p.stage):
         with Timer(f"{part.name} entry"):
             entry = part.compute(inputs)

@@ -15,7 +15,9 @@ Keys per row, for measure in completion (``percent_complete``), replans and step
   left out.
 * ``replans_strict_<dir>`` / ``steps_strict_<dir>``: mean over the set's framings of the
   episodes counted in ``completion_strict_<dir>``; None when no episode qualifies.
-* ``n_episodes``: episodes in the row.
+* ``completion_strict_<dir>_ci``: its 95 % Wilson interval over episodes; None below
+  ``stats.MIN_CONTEXTS_BINARY`` episodes.
+* ``n_episodes``: episodes in the row; ``small_sample``: fewer than ``stats.SMALL_N``.
 
 ``success`` is the record's flag (when null: ``percent_complete == 1``).
 """
@@ -27,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.stats import wilson
+from framebench.scoring.stats import proportion_interval, small_sample
 from framebench.vocabulary import LEVELS
 
 MEASURES = {"completion": "percent_complete", "replans": "replans", "steps": "sim_steps"}
@@ -94,8 +96,9 @@ def score_embodied(df: pd.DataFrame) -> dict[str, Any]:
         for d in DIRECTIONS:  # strict completion: a Wilson interval over episodes
             n = values.get(f"_n_{d}")
             entry[f"completion_strict_{d}_ci"] = (None if pd.isna(n) else
-                                                  wilson(float(values[f"_k_{d}"]), int(n)))
+                                                  proportion_interval(float(values[f"_k_{d}"]), int(n)))
         entry["n_episodes"] = int(values["n_episodes"])
+        entry["small_sample"] = small_sample(entry["n_episodes"])
         report.setdefault(model, {})[row] = entry
     return {model: dict(sorted(rows.items(), key=lambda kv: order.index(kv[0])))
             for model, rows in report.items()}

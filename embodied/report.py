@@ -9,9 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from framebench.scoring.formatting import as_number, n_cell, num, pct, pct_ci, points, small_n_note
+from framebench.scoring.formatting import (
+    as_number,
+    n_cell,
+    num,
+    pct,
+    pct_ci,
+    points,
+    small_n_note,
+    withheld,
+    withheld_note,
+)
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, ordered
+from framebench.scoring.stats import MIN_CONTEXTS_BINARY
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -63,14 +74,15 @@ def embodied_table(emb: Mapping[str, Any], metric: str) -> Table | None:
     for model in ordered(emb):
         for row in ordered(emb[model], EMBODIED_ROWS):
             values = emb[model][row]
-            cells = [pct_ci(values.get(k), values.get(f"{k}_ci")) if k.startswith("completion_strict")
-                     else fmt(values.get(k)) for k in keys]
+            short = withheld(values.get("n_episodes"), MIN_CONTEXTS_BINARY)
+            cells = [pct_ci(values.get(k), values.get(f"{k}_ci"), short)
+                     if k.startswith("completion_strict") else fmt(values.get(k)) for k in keys]
             rows.append([model, EMBODIED_ROWS.get(row, row), n_cell(values.get("n_episodes")), *cells])
     if not rows:
         return None
     return Table(
         title=f"Embodied: {EMBODIED_METRICS[metric]} (cf. FramingQA Table 6)",
-        caption=EMBODIED_CAPTIONS[metric] + small_n_note(rows, 2, "episodes"),
+        caption=EMBODIED_CAPTIONS[metric] + withheld_note(rows, "episodes") + small_n_note(rows, 2, "episodes"),
         header=header,
         rows=rows,
         figures=(COMPLETION_FIGURE,) if metric == "completion" else (),
@@ -144,7 +156,8 @@ def embodied_headline_rows(embodied: Mapping[str, Any]) -> list[list[str]]:
         c, i = as_number(o.get("completion_mean_correct")), as_number(o.get("completion_mean_incorrect"))
         rows.append([model, "Robotics (completion)", n_cell(o.get("n_episodes")), pct(c), pct(i),
                      points(None if c is None or i is None else c - i), MISSING,
-                     pct_ci(o.get("completion_strict_all"), o.get("completion_strict_all_ci"))])
+                     pct_ci(o.get("completion_strict_all"), o.get("completion_strict_all_ci"),
+                            withheld(o.get("n_episodes"), MIN_CONTEXTS_BINARY))])
     return rows
 
 

@@ -112,18 +112,17 @@ class Scored:
         return self.runs.prompts
 
 
-def score(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None, force: bool = False,
+def score(run_dirs: Iterable[str | Path], *, force: bool = False,
           allow_mixed: bool = False) -> Scored:
     """Read and validate the runs and compute every registered report part's entry (each suite's
     metrics, provenance, headline, ...); ``force``: score folders whose files do not match their
     run.json hashes too (``Scored.runs.warnings``); ``allow_mixed``: pool one model's runs over
     different datasets (refused otherwise; the report's cautions list them)."""
     from framebench.run_folder import load_runs
-    from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.report import compute_report
 
     runs = load_runs([Path(d) for d in run_dirs], force=force, allow_mixed=allow_mixed)
-    return Scored(compute_report(runs, N_RESAMPLES if n_resamples is None else n_resamples), runs)
+    return Scored(compute_report(runs), runs)
 
 
 def _records(run_dirs: Iterable[str | Path], allow_mixed: bool = False) -> pd.DataFrame:
@@ -136,20 +135,16 @@ def _records(run_dirs: Iterable[str | Path], allow_mixed: bool = False) -> pd.Da
     return load_runs(dirs, allow_mixed=allow_mixed).records
 
 
-def compare(run_dirs: Iterable[str | Path], *, n_resamples: int | None = None,
-            allow_mixed: bool = False) -> dict[str, Any]:
+def compare(run_dirs: Iterable[str | Path], *, allow_mixed: bool = False) -> dict[str, Any]:
     """``report["comparisons"]`` for the models of the given runs: every pair of models on the
     items both answered (docs/statistics.md). No two models sharing an item is a user error."""
-    from framebench.bounds import RESAMPLES
     from framebench.errors import UserError
-    from framebench.scoring.bootstrap import N_RESAMPLES
     from framebench.scoring.comparisons import compare_models, registered_comparisons
     from framebench.scoring.report import jsonable
 
     dirs = [Path(d) for d in run_dirs]
-    n_resamples = N_RESAMPLES if n_resamples is None else RESAMPLES.check(n_resamples, "--resamples")
     records = _records(dirs, allow_mixed)
-    out = compare_models(records, registered_comparisons(), n_resamples)
+    out = compare_models(records, registered_comparisons())
     if not out:
         models = sorted(records["model"].unique())
         raise UserError(f"{', '.join(map(str, dirs))}: no two models share an item "

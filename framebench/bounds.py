@@ -3,7 +3,7 @@
 The command-line option (``option``), the sweep plan's field (``Rule.check`` on the TOML
 value) and the engine option (``framebench.registry.Option.rule``) check a value against the same
 rule, so no second copy of a range exists. A value outside what the machine can do (a billion
-bootstrap resamples, a 401-digit context count) is refused before any work, naming the range.
+a 401-digit context count) is refused before any work, naming the range.
 """
 
 from __future__ import annotations
@@ -178,7 +178,6 @@ CONCURRENCY = Whole("--concurrency", 1, 4_096)  # parallel requests to a server
 WORKERS = Whole("--ray-workers", 1, 100_000)  # Ray worker actors
 REPLAN_CAP = Whole("--replan-cap", 1, 10_000)  # LLM planner calls past the first
 MAX_NEW_TOKENS = Whole("--max-new-tokens", 1, 1_000_000)  # tokens per planner decision
-RESAMPLES = Whole("--resamples", 100, 100_000)  # bootstrap resamples (memory grows with them)
 CONTEXTS = Whole("--contexts", 2, 100_000_000)  # contexts per task in a planned study
 PORT = Whole("--port", 0, 65_535)
 EPISODES = Whole("--n", 1, 1_000_000)  # generated episodes

@@ -24,8 +24,9 @@ def _right(rows: pd.DataFrame) -> pd.Series:
 
 
 def framingqa_values(records: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, task, format, context_id): mean, strict_all, framing_effect; task ``all``
-    repeats every context under the pooled task."""
+    """Per (model, task, format, context_id): mean, strict_all, framing_effect, and ``stratum``
+    (the context's own task); task ``all`` repeats every context under the pooled task, where
+    ``stratum`` makes its intervals the stratified ones."""
     rows = records[records["suite"] == "framingqa"]
     rows = rows.assign(right=_right(rows))
     key = ["model", "task", "format", "context_id"]
@@ -34,8 +35,15 @@ def framingqa_values(records: pd.DataFrame) -> pd.DataFrame:
     by_bias = rows[rows["bias"].isin(["correct", "incorrect"])].groupby([*key, "bias"])["right"].mean()
     by_bias = by_bias.unstack("bias").reindex(columns=["correct", "incorrect"])
     out["framing_effect"] = (by_bias["correct"] - by_bias["incorrect"]).reindex(out.index)
-    pooled = out.rename(index=lambda _: POOLED_TASK, level="task")
-    return pd.concat([out, pooled]).sort_index()
+    return with_pooled_task(out)
+
+
+def with_pooled_task(values: pd.DataFrame) -> pd.DataFrame:
+    """Per-task values with ``stratum`` (the context's task) and every context once more under the
+    pooled task ``all``."""
+    values = values.assign(stratum=values.index.get_level_values("task").astype(str))
+    pooled = values.rename(index=lambda _: POOLED_TASK, level="task")
+    return pd.concat([values, pooled]).sort_index()
 
 
 def omit_values(records: pd.DataFrame) -> pd.DataFrame:
@@ -67,7 +75,7 @@ FRAMINGQA_COMPARISON = Comparison(
                       "every question is answered right"),
               Measure("framing_effect", "Framing effect")),
     values=framingqa_values, test="strict_all", effect="framing_effect", pooled=("task", POOLED_TASK),
-    per_model=True, columns=("context_id", "bias", "correct", "parse"))
+    per_model=True, columns=("context_id", "bias", "correct", "parse"), stratum="stratum")
 OMIT_COMPARISON = Comparison(
     title="OMIT", group=("condition",),
     measures=(Measure("OBR", "OBR", "the scenario's pair is omission-biased (No under both frames)"),

@@ -133,7 +133,7 @@ class FramingQASuite(Suite):
     def compute(self, inputs) -> Mapping[str, Any] | None:
         from framebench.text_eval.framingqa.metrics import score_framingqa
 
-        return score_framingqa(inputs.records, n_resamples=inputs.n_resamples)
+        return score_framingqa(inputs.records)
 
     def report_sections(self, report):
         from framebench.scoring.sections import Section
@@ -161,7 +161,7 @@ class FramingQASuite(Suite):
 
         if not inputs.report.get(self.name):
             return None
-        return score_headline(inputs.records, inputs.report[self.name], n_resamples=inputs.n_resamples)
+        return score_headline(inputs.records, inputs.report[self.name])
 
     def headline_rows(self, report):
         from framebench.text_eval.framingqa.tables import framingqa_headline_rows
@@ -331,7 +331,7 @@ class FramingQARotatedSuite(FramingQASuite):
     def compute(self, inputs) -> Mapping[str, Any] | None:
         from framebench.text_eval.framingqa.rotation import score_rotation
 
-        return score_rotation(inputs.records, inputs.n_resamples)
+        return score_rotation(inputs.records)
 
     def report_sections(self, report):
         from framebench.scoring.sections import Section

@@ -12,8 +12,9 @@ entry for its gold answer. Its *shift* is ``P(gold) - P_ref(gold_ref)``, where t
   Binary correct-bias rows are the reference, so binary has incorrect-bias cells only.
 
 A context's value is the mean shift of its rows in the cell; the cell's value is the mean over
-contexts, with a 95 % cluster-bootstrap interval (contexts resampled; ``bootstrap.py``). Task
-``all`` pools the contexts of every task.
+contexts, with a 95 % t interval over contexts (``framebench.scoring.stats.mean_interval``; None
+below its minimum number of contexts). Task ``all`` pools the contexts of every task, its interval
+stratified by task.
 
 OMIT, per (model, condition), over scenarios with both frames scored: the *omission shift* of a
 scenario is ``(1 - P(yes | action)) - P(yes | omission)``: how far P(yes) in the omission frame
@@ -25,12 +26,13 @@ expected OBR minus the expected ABR when each frame's answer is drawn from its p
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
+from framebench.scoring import stats
 from framebench.scoring.parts import ReportInput, ReportPart
 from framebench.vocabulary import LEVELS
 
@@ -44,6 +46,25 @@ def _p_of(cell: str, answer: str) -> float:
     return float(probs.get(answer, float("nan")))
 
 
+NUMBER = r"\s*:\s*(-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+
+
+def p_of_answers(cells: pd.Series, answers: pd.Series) -> np.ndarray:
+    """Per row: the ``answer_probs`` entry (a JSON object) of that row's answer, NaN where the cell
+    is empty or lacks it; as :func:`_p_of` row by row, but one regular expression per distinct
+    answer (a million cells in about a second), with JSON parsing only where it finds nothing."""
+    cells = cells.fillna("").astype(str)
+    answers = answers.fillna("").astype(str)
+    out = np.full(len(cells), np.nan)
+    for answer in answers.unique():
+        at = np.flatnonzero((answers == answer).to_numpy())
+        found = cells.iloc[at].str.extract(re.escape(json.dumps(answer)) + NUMBER, expand=False)
+        out[at] = pd.to_numeric(found, errors="coerce").to_numpy(float)
+    missing = np.flatnonzero(np.isnan(out) & (cells != "").to_numpy())
+    out[missing] = [_p_of(cells.iloc[i], answers.iloc[i]) for i in missing]
+    return out
+
+
 def framingqa_shifts(df: pd.DataFrame) -> pd.DataFrame:
     """One row per biased row with a reference: model, task, format, context_id, level, bias,
     ``p`` (its P(gold)), ``p_ref`` (the reference's), ``shift``."""
@@ -51,7 +72,7 @@ def framingqa_shifts(df: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=["model", "task", "format", "context_id", "level", "bias",
                                      "p", "p_ref", "shift"])
-    rows = rows.assign(p=[_p_of(c, g) for c, g in zip(rows["answer_probs"], rows["gold"], strict=True)])
+    rows = rows.assign(p=p_of_answers(rows["answer_probs"], rows["gold"]))
     key = ["model", "task", "context_id"]
     mc = rows[rows["format"] == "mc"]
     neutral = mc[mc["bias"] == "neutral"].groupby(key)["p"].first().rename("p_ref")
@@ -66,30 +87,43 @@ def framingqa_shifts(df: pd.DataFrame) -> pd.DataFrame:
     return out[["model", "task", "format", "context_id", "level", "bias", "p", "p_ref", "shift"]]
 
 
-def _cell(per_context: pd.DataFrame, key: str, n_resamples: int) -> dict[str, Any]:
-    values = per_context[["shift", "p", "p_ref"]].to_numpy()
-    ci = cluster_ci(values[:, :1], key, n_resamples)[0]
-    return {"shift": float(values[:, 0].mean()), "shift_ci": [float(ci[0]), float(ci[1])],
-            "p_gold": float(values[:, 1].mean()), "p_gold_reference": float(values[:, 2].mean()),
-            "n_contexts": int(len(values))}
+CELL = ["model", "task", "format", "level", "bias"]
 
 
-def score_framingqa_susceptibility(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+def shift_contexts(shifts: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and context: the mean ``shift``, ``p`` and ``p_ref`` of its rows."""
+    return shifts.groupby([*CELL, "context_id"])[["shift", "p", "p_ref"]].mean().reset_index()
+
+
+def susceptibility_cells(contexts: pd.DataFrame) -> pd.DataFrame:
+    """Per cell (indexed by ``CELL``; each task's, then pooled as task ``all``): the mean shift
+    (``estimate``), its t interval (``low``, ``high``; NaN: too few contexts; the pooled task's
+    stratified by task), ``n`` and the mean ``p``, ``p_ref`` over the :func:`shift_contexts` rows,
+    every cell in one vectorised call."""
+    contexts = contexts.assign(stratum=contexts["task"])
+    contexts = pd.concat([contexts, contexts.assign(task=POOLED_TASK)], ignore_index=True)
+    return stats.grouped_mean_intervals(contexts, CELL, "shift", "stratum", (-1.0, 1.0)).join(
+        contexts.groupby(CELL, sort=True)[["p", "p_ref"]].mean())
+
+
+def score_framingqa_susceptibility(df: pd.DataFrame) -> dict[str, Any]:
     """``{model: {task: {format: {level: {bias: cell}}}}}``; cell = shift, shift_ci, p_gold,
-    p_gold_reference, n_contexts. Empty when no row carries answer probabilities."""
+    p_gold_reference, n_contexts, small_sample. Empty when no row carries answer probabilities.
+    The intervals of every cell come from one vectorised call (``stratum``: each context's own
+    task, so the pooled task's intervals are the stratified ones)."""
     shifts = framingqa_shifts(df)
     if shifts.empty:
         return {}
-    per_context = shifts.groupby(["model", "task", "format", "level", "bias", "context_id"])[
-        ["shift", "p", "p_ref"]].mean().reset_index()
+    cells = susceptibility_cells(shift_contexts(shifts))
     report: dict[str, Any] = {}
-    pooled = per_context.assign(task=POOLED_TASK)
-    for frame in (per_context, pooled):
-        for (model, task, fmt, level, bias), part in frame.groupby(["model", "task", "format", "level", "bias"]):
-            key = f"susceptibility|{model}|{task}|{fmt}|{level}|{bias}"
-            cell = _cell(part, key, n_resamples)
-            (report.setdefault(model, {}).setdefault(task, {}).setdefault(fmt, {})
-             .setdefault(level, {})[bias]) = cell
+    for (model, task, fmt, level, bias), cell in zip(cells.index, cells.itertuples(index=False), strict=True):
+        n = int(cell.n)
+        (report.setdefault(model, {}).setdefault(task, {}).setdefault(fmt, {})
+         .setdefault(level, {}))[bias] = {
+            "shift": float(cell.estimate),
+            "shift_ci": None if np.isnan(cell.low) else [float(cell.low), float(cell.high)],
+            "p_gold": float(cell.p), "p_gold_reference": float(cell.p_ref),
+            "n_contexts": n, "small_sample": stats.small_sample(n)}
     return {m: {t: {f: {lv: levels[lv] for lv in LEVELS if lv in levels} for f, levels in fmts.items()}
                 for t, fmts in sorted(tasks.items())} for m, tasks in report.items()}
 
@@ -111,29 +145,31 @@ def omit_shifts(df: pd.DataFrame) -> pd.DataFrame:
     return wide[cols]
 
 
-def score_omit_susceptibility(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """``{model: {condition: {omission_shift, omission_shift_ci, p_yes_action, p_yes_omission, n}}}``."""
+def score_omit_susceptibility(df: pd.DataFrame) -> dict[str, Any]:
+    """``{model: {condition: {omission_shift, omission_shift_ci, p_yes_action, p_yes_omission, n,
+    small_sample}}}``; the interval is the t interval over scenarios."""
     shifts = omit_shifts(df)
     report: dict[str, Any] = {}
     for (model, condition), part in shifts.groupby(["model", "condition"]):
-        values = part["omission_shift"].to_numpy()[:, None]
-        ci = cluster_ci(values, f"omission-shift|{model}|{condition}", n_resamples)[0]
+        values = part["omission_shift"].to_numpy(float)
         report.setdefault(model, {})[condition] = {
-            "omission_shift": float(values.mean()), "omission_shift_ci": [float(ci[0]), float(ci[1])],
+            "omission_shift": float(values.mean()),
+            "omission_shift_ci": stats.mean_interval(values, bounds=(-1.0, 1.0)),
             "p_yes_action": float(part["p_yes_action"].mean()),
-            "p_yes_omission": float(part["p_yes_omission"].mean()), "n": int(len(part))}
+            "p_yes_omission": float(part["p_yes_omission"].mean()), "n": int(len(part)),
+            "small_sample": stats.small_sample(len(part))}
     return report
 
 
-def score_susceptibility(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+def score_susceptibility(df: pd.DataFrame) -> dict[str, Any]:
     """The report's ``susceptibility`` section (empty when no constrained records)."""
     if "answer_probs" not in df.columns:
         return {}
     out: dict[str, Any] = {}
-    fqa = score_framingqa_susceptibility(df, n_resamples)
+    fqa = score_framingqa_susceptibility(df)
     if fqa:
         out["framingqa"] = fqa
-    omit = score_omit_susceptibility(df, n_resamples)
+    omit = score_omit_susceptibility(df)
     if omit:
         out["omit"] = omit
     return out
@@ -148,7 +184,7 @@ class Susceptibility(ReportPart):
     order = 80
 
     def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
-        return None if inputs.quick else score_susceptibility(inputs.records, n_resamples=inputs.n_resamples)
+        return None if inputs.quick else score_susceptibility(inputs.records)
 
     def report_sections(self, report):
         from framebench.text_eval.susceptibility_report import susceptibility_section

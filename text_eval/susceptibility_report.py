@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from framebench.scoring.figures import DIRECTION_COLORS, plain_label, plt
+from framebench.scoring.formatting import n_cell, pp_ci, small_n_note, withheld, withheld_note
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import (
     FORMAT_NAMES,
@@ -19,6 +20,7 @@ from framebench.scoring.sections import (
     ordered,
     task_name,
 )
+from framebench.scoring.stats import MIN_CONTEXTS
 from framebench.text_eval.framingqa.tables import task_order
 from framebench.vocabulary import LEVELS
 
@@ -28,28 +30,23 @@ HOW_TO_READ = (
     "How to read: a shift is in percentage points of the probability the model gives the right "
     "answer, framed minus unframed (MC: minus the neutral question; binary: minus the correct-bias "
     "mirror, the same question naming the correct option). Negative = the framing pulls the model "
-    "away from the right answer, even where its top answer does not change; an interval (95 %, "
-    "contexts resampled) that excludes 0 is a framing effect beyond context-to-context noise. "
+    "away from the right answer, even where its top answer does not change. Brackets: 95 % t "
+    "interval over contexts (all tasks: stratified by task); it covered the true mean shift in "
+    "94-96 % of simulated studies at 4, 16 and 100 contexts per task (docs/statistics.md#coverage), "
+    "so one that excludes 0 is a shift significant at the 5 % level. The table holds many cells: "
+    "about 1 in 20 of them excludes 0 by chance where no model is framed. "
     "Only rows answered with --answer constrained carry probabilities.")
 OMIT_HOW_TO_READ = (
     "How to read: omission shift = (1 − P(yes | action)) − P(yes | omission) per scenario, averaged: "
     "how far the omission frame lowers P(yes) below what a frame-invariant model would give; it "
     "equals the expected OBR minus the expected ABR. Positive = omission bias, negative = action "
-    "bias, 0 = consistent; 95 % interval over scenarios.")
+    "bias, 0 = consistent; brackets: 95 % t interval over scenarios.")
 
 
 def _pp(value: Any) -> str:
     if value is None:
         return MISSING
     return f"{100 * float(value):+.1f}"
-
-
-def _pp_ci(value: Any, ci: Any) -> str:
-    if value is None:
-        return MISSING
-    if not ci or ci[0] is None or ci[1] is None:
-        return _pp(value)
-    return f"{_pp(value)} ({_pp(ci[0])}, {_pp(ci[1])})"
 
 
 def _pct(value: Any) -> str:
@@ -68,23 +65,26 @@ def framingqa_table(fqa: Mapping[str, Any]) -> Table | None:
                         if not cell:
                             continue
                         rows.append([model, task_name(task), fmt, LEVEL_NAMES[level], bias,
-                                     _pp_ci(cell.get("shift"), cell.get("shift_ci")),
+                                     pp_ci(cell.get("shift"), cell.get("shift_ci"),
+                                           withheld(cell.get("n_contexts"), MIN_CONTEXTS)),
                                      _pct(cell.get("p_gold_reference")), _pct(cell.get("p_gold")),
-                                     str(cell.get("n_contexts", MISSING))])
+                                     n_cell(cell.get("n_contexts"))])
     if not rows:
         return None
-    return Table("Shift of P(gold) under framing (percentage points)", HOW_TO_READ,
+    caption = HOW_TO_READ + withheld_note(rows) + small_n_note(rows, 8, "contexts")
+    return Table("Shift of P(gold) under framing (percentage points)", caption,
                  ["Model", "Task", "Format", "Level", "Bias", "Shift (95 % CI)", "P(gold) unframed %",
                   "P(gold) framed %", "Contexts"], rows, figures=(FIGURE,))
 
 
 def omit_table(omit: Mapping[str, Any]) -> Table | None:
-    rows = [[model, cond, _pp_ci(c.get("omission_shift"), c.get("omission_shift_ci")),
-             _pct(c.get("p_yes_action")), _pct(c.get("p_yes_omission")), str(c.get("n", MISSING))]
+    rows = [[model, cond, pp_ci(c.get("omission_shift"), c.get("omission_shift_ci"), withheld(c.get("n"), MIN_CONTEXTS)),
+             _pct(c.get("p_yes_action")), _pct(c.get("p_yes_omission")), n_cell(c.get("n"))]
             for model in ordered(omit) for cond, c in sorted(omit[model].items())]
     if not rows:
         return None
-    return Table("OMIT: continuous omission bias from P(yes) (percentage points)", OMIT_HOW_TO_READ,
+    caption = OMIT_HOW_TO_READ + withheld_note(rows, "scenarios") + small_n_note(rows, 5, "scenarios")
+    return Table("OMIT: continuous omission bias from P(yes) (percentage points)", caption,
                  ["Model", "Condition", "Omission shift (95 % CI)", "P(yes) action %", "P(yes) omission %",
                   "Scenarios"], rows)
 
@@ -95,9 +95,10 @@ def susceptibility_section(sus: Mapping[str, Any]) -> Section | None:
     return Section(TITLE, tables) if tables else None
 
 
-def _ci(ci: Any) -> str:
+def _ci(ci: Any, n: Any) -> str:
+    """``lo, hi`` in percentage points; ``n < 4`` where too few contexts give no interval."""
     if not ci or ci[0] is None or ci[1] is None:
-        return MISSING
+        return f"n < {MIN_CONTEXTS}" if n and n < MIN_CONTEXTS else MISSING
     return f"{_pp(ci[0])}, {_pp(ci[1])}"
 
 
@@ -106,15 +107,16 @@ def summary_rows(sus: Mapping[str, Any]) -> list[SummaryTable]:
     bias, and the omission shift per condition; percentage points with 95 % intervals."""
     tables = []
     fqa = sus.get("framingqa") or {}
-    rows = [[model, fmt, LEVEL_NAMES[level], bias, _pp(cell.get("shift")), _ci(cell.get("shift_ci"))]
+    rows = [[model, fmt, LEVEL_NAMES[level], bias, n_cell(cell.get("n_contexts")), _pp(cell.get("shift")),
+             _ci(cell.get("shift_ci"), cell.get("n_contexts"))]
             for model in ordered(fqa) for fmt, levels in (fqa[model].get("all") or {}).items()
             for level in LEVELS if level in levels
             for bias, cell in levels[level].items()]
-    if rows:
+    if rows:  # n: contexts, † below 30 (a small sample)
         tables.append(SummaryTable("Framing susceptibility, all tasks: shift of P(gold), pp",
-                                   ["model", "format", "level", "bias", "shift", "95% CI"], rows))
+                                   ["model", "format", "level", "bias", "n", "shift", "95% CI"], rows))
     omit = sus.get("omit") or {}
-    rows = [[model, cond, str(c.get("n", "")), _pp(c.get("omission_shift")), _ci(c.get("omission_shift_ci"))]
+    rows = [[model, cond, n_cell(c.get("n")), _pp(c.get("omission_shift")), _ci(c.get("omission_shift_ci"), c.get("n"))]
             for model in ordered(omit) for cond, c in sorted(omit[model].items())]
     if rows:
         tables.append(SummaryTable("OMIT omission shift from P(yes), pp",

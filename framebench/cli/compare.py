@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from framebench.bounds import CONTEXTS, RESAMPLES, option
+from framebench.bounds import CONTEXTS, option
 
 
 def _print(tables, console) -> None:
@@ -26,7 +26,6 @@ def _print(tables, console) -> None:
 
 def compare(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders holding records.parquet."),
-    resamples: int = option(RESAMPLES, 2000, help="Bootstrap resamples per interval."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's runs over "
                                      "different datasets (refused by default)."),
 ) -> None:
@@ -36,7 +35,7 @@ def compare(
     from framebench.console import console
     from framebench.scoring.comparisons_report import comparison_section
 
-    report = {"comparisons": api.compare(run_dirs, n_resamples=resamples, allow_mixed=allow_mixed)}
+    report = {"comparisons": api.compare(run_dirs, allow_mixed=allow_mixed)}
     _print(comparison_section(report).tables, console())
 
 

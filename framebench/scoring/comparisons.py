@@ -5,14 +5,17 @@ measures it compares and a function from records to per-context values, indexed 
 ``(model, *group levels, context_id)``. For each pair of models, the core keeps the records of the
 items both answered (same ``task``, ``format``, ``condition`` and ``item_id``), asks the suite for
 the per-context values of those records, and per group and measure reports the paired difference
-``A - B`` with its paired cluster-bootstrap interval (:func:`stats.paired_difference`) and, for the
-suite's test measure (a 0/1 per-context indicator), the exact McNemar test. The p-values are
-Holm-adjusted across every comparison of the report.
+``A - B`` with its interval (:func:`stats.paired_difference`: Tango's score interval for a 0/1
+measure, the t interval of the per-context differences otherwise, stratified by ``spec.stratum``
+in a pooled group) and, for the suite's test measure (a 0/1 per-context indicator), the exact
+McNemar test. The p-values are Holm-adjusted across every comparison of the report.
 
 ``report["comparisons"]`` = ``{"n_tests", "suites": {suite: {"title", "group", "measures",
 "test", "pooled", "rows"}}}`` (``pooled``: the spec's (group level, value) of the groups pooling
 the others, or None); a row = ``{"group": {level: value}, "model_a", "model_b", "n_contexts",
-"measures": {key: {"a", "b", "diff", "diff_ci"}}, "test": {"b", "c", "p", "p_holm"} | None}``.
+"small_sample", "measures": {key: {"a", "b", "diff", "diff_ci", "n", "method"}}, "test": {"b",
+"c", "p", "p_holm"} | None}``; ``method``: ``t`` or ``tango`` (``stats.PAIRED_T``,
+``PAIRED_SCORE``); ``diff_ci`` is None below that method's minimum number of contexts.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ import numpy as np
 import pandas as pd
 
 from framebench.scoring import stats
-from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.parts import ReportInput, ReportPart
 
 
@@ -68,6 +70,9 @@ class Comparison:
     # The record columns ``values`` reads besides ``suite``, ``model`` and the ``match_columns``
     # (the rows it gets hold no others, so the suite's rows are copied once, narrow); () = all
     columns: tuple[str, ...] = ()
+    # A column of ``values`` naming each context's stratum (FramingQA: the task it comes from), so
+    # the interval of a group pooling fixed strata is the stratified one; None: no strata
+    stratum: str | None = None
 
 
 def item_codes(records: pd.DataFrame) -> np.ndarray:
@@ -116,8 +121,7 @@ def _value(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
-def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: str,
-                   n_resamples: int) -> dict[str, Any] | None:
+def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison) -> dict[str, Any] | None:
     """The row for one group: ``values`` indexed by (model, context_id); None when either model
     has no values there (a suite may leave some models out, e.g. OMIT's persona panel) or no
     context has a value under both, so a vacuous row adds no test to the Holm family. ``n_contexts``
@@ -129,14 +133,16 @@ def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: 
     va, vb = va.align(vb, join="inner", axis=0)
     if va.empty:
         return None
+    strata = None if spec.stratum is None else va[spec.stratum].to_numpy(object)
     measures = {}
     for m in spec.measures:
         x, y = va[m.key].to_numpy(float), vb[m.key].to_numpy(float)
         both = np.isfinite(x) & np.isfinite(y)
-        diff = stats.paired_difference(x, y, f"{key}|{m.key}", n_resamples)
+        diff = stats.paired_difference(x, y, strata)
         measures[m.key] = {"a": _value(x[both].mean()) if both.any() else None,
                            "b": _value(y[both].mean()) if both.any() else None,
-                           "diff": diff.estimate, "diff_ci": diff.interval(), "n": diff.n}
+                           "diff": diff.estimate, "diff_ci": diff.interval(), "n": diff.n,
+                           "method": diff.method}
     n = max(m["n"] for m in measures.values())
     if n == 0:  # shared items, but no context valued under both (e.g. no parsed OMIT pair)
         return None
@@ -144,7 +150,8 @@ def _compare_group(values: pd.DataFrame, a: str, b: str, spec: Comparison, key: 
     if spec.test is not None and measures[spec.test]["n"]:
         result = stats.mcnemar_exact(va[spec.test].to_numpy(float), vb[spec.test].to_numpy(float))
         test = {"measure": spec.test, "b": result.b, "c": result.c, "p": result.p}
-    return {"model_a": a, "model_b": b, "n_contexts": n, "measures": measures, "test": test}
+    return {"model_a": a, "model_b": b, "n_contexts": n, "small_sample": stats.small_sample(n),
+            "measures": measures, "test": test}
 
 
 def _groups(values: pd.DataFrame, group: tuple[str, ...]) -> Iterable[tuple[dict[str, str], pd.DataFrame]]:
@@ -169,13 +176,11 @@ def paired_groups(records: pd.DataFrame, spec: Comparison, models: list[str]) ->
             yield a, b, labels, values, part
 
 
-def compare_suite(records: pd.DataFrame, spec: Comparison, suite: str,
-                  models: list[str], n_resamples: int = N_RESAMPLES) -> list[dict[str, Any]]:
+def compare_suite(records: pd.DataFrame, spec: Comparison, models: list[str]) -> list[dict[str, Any]]:
     """The comparison rows of one suite, pairs in the order of ``models``."""
     rows = []
     for a, b, labels, _values, part in paired_groups(records, spec, models):
-        key = "|".join([suite, *labels.values(), a, b])
-        row = _compare_group(part, a, b, spec, key, n_resamples)
+        row = _compare_group(part, a, b, spec)
         if row is not None:
             rows.append({"group": labels, **row})
     return rows
@@ -189,8 +194,7 @@ def adjust(report: dict[str, Any]) -> None:
     report["n_tests"] = len(tests)
 
 
-def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]],
-                   n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]]) -> dict[str, Any]:
     """``report["comparisons"]`` for the records of every (suite name, comparison); ``{}`` when no
     two models share an item."""
     from framebench.scoring.sections import natural_key
@@ -201,7 +205,7 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
         models = sorted((m for m in records.loc[of_suite, "model"].unique() if spec.compares(m)),
                         key=natural_key)
         # one model (or none): no pair, so no need to look at the rows
-        found = (compare_suite(records.loc[of_suite, _needed(records, spec)], spec, suite, models, n_resamples)
+        found = (compare_suite(records.loc[of_suite, _needed(records, spec)], spec, models)
                  if len(models) > 1 else [])
         if found:
             out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
@@ -212,7 +216,6 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
     if not out["suites"]:
         return {}
     adjust(out)
-    out["resamples"] = n_resamples
     return out
 
 
@@ -242,12 +245,13 @@ class Comparisons(ReportPart):
     def compute(self, inputs: ReportInput) -> dict[str, Any] | None:
         if inputs.quick:  # the console summary after a run shows no comparisons
             return None
-        return compare_models(inputs.records, registered_comparisons(), inputs.n_resamples)
+        return compare_models(inputs.records, registered_comparisons())
 
     def preload(self, inputs: ReportInput) -> None:
-        # scipy.stats (McNemar) is what the suites' intervals import too (statsmodels' Wilson);
-        # one model: no pair, so nothing to import
+        # scipy.stats (McNemar, the t quantiles) is what the suites' intervals import too
+        # (statsmodels' Wilson); one model: no pair, so nothing to import
         if inputs.records["model"].nunique() > 1:
+            import scipy.optimize  # noqa: F401
             import scipy.stats  # noqa: F401
             import statsmodels.stats.multitest  # noqa: F401
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from framebench.scoring.formatting import (
+    n_cell,
+    p_value,
+    pp_ci,
+    small_n_note,
+    withheld,
+    withheld_note,
+)
 from framebench.scoring.sections import FORMAT_NAMES, Section, Table, task_name
+from framebench.scoring.stats import PAIRED_T, minimum_contexts
 
 DOCS = "docs/statistics.md#model-comparisons"
 CORE_TITLES = {"task": "Task", "format": "Format"}
@@ -25,8 +34,6 @@ def _group_cell(level: str, value: str) -> str:
 
 
 def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
-    from framebench.scoring.formatting import n_cell, p_value, pp_ci
-
     group, measures, test = part["group"], part["measures"], part.get("test")
     labels = {m["key"]: m["label"] for m in measures}
     titles = group_titles()
@@ -38,23 +45,29 @@ def comparison_table(part: Mapping[str, Any], n_tests: int) -> Table:
     for row in part["rows"]:
         cells = [*(_group_cell(g, row["group"].get(g, "")) for g in group), row["model_a"], row["model_b"],
                  n_cell(row["n_contexts"])]
-        cells += [pp_ci(row["measures"][m["key"]]["diff"], row["measures"][m["key"]]["diff_ci"])
-                  for m in measures]
+        cells += [_diff_cell(row["measures"][m["key"]]) for m in measures]
         if test:
             t = row.get("test") or {}
             cells += [f"{t.get('b', 0)} / {t.get('c', 0)}", p_value(t.get("p")), p_value(t.get("p_holm"))]
         rows.append(cells)
     caption = ("Pairs of models on the same items (matched by item_id). Δ: model A minus model B, "
                "the mean over the shared contexts of the per-context difference, in percentage "
-               "points; brackets: 95 % paired cluster-bootstrap interval (one resample of contexts "
-               "applied to both models). n: shared contexts.")
+               "points; brackets: its 95 % interval, paired by context: for a measure that is 0 or 1 "
+               "per context (strict, OBR, ABR, FCR) Tango's score interval, otherwise the t interval of "
+               "the per-context differences (pooled tasks: stratified by task). n: shared contexts.")
     if test:
         means = next((m.get("means") for m in measures if m["key"] == test), "") or f"{labels.get(test, test)} is 1"
         caption += (f" McNemar: exact two-sided test on the per-context 0/1 {labels.get(test, test)}; "
                     f"b = contexts where {means} under A only, c = under B only; p (Holm): adjusted "
                     f"across all {n_tests} tests of this report.")
-    return Table(title=f"{part['title']}: model A vs model B", caption=caption + f" Definitions: {DOCS}",
-                 header=header, rows=rows)
+    caption += f" Definitions: {DOCS}." + withheld_note(rows) + small_n_note(rows, len(group) + 2, "shared contexts")
+    return Table(title=f"{part['title']}: model A vs model B", caption=caption, header=header, rows=rows)
+
+
+def _diff_cell(measure: Mapping[str, Any]) -> str:
+    """Δ with its interval, or ``(n < K)`` where its method needs more contexts."""
+    return pp_ci(measure["diff"], measure["diff_ci"],
+                 withheld(measure.get("n"), minimum_contexts(measure.get("method", PAIRED_T))))
 
 
 def comparison_section(report: Mapping[str, Any]) -> Section | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from framebench.scoring.formatting import small_n_note
+from framebench.scoring.formatting import small_n_note, withheld_note
 from framebench.scoring.parts import ReportInput, ReportPart
 from framebench.scoring.sections import Section, Table
 
@@ -56,12 +56,17 @@ class Headline(ReportPart):
             "(or episodes). Correct- / incorrect-bias: accuracy under the framings that name the "
             "right answer / a wrong one. Framing effect: their difference in percentage points "
             "(large = the framing moves the answers). Strict (all): share of contexts whose every "
-            "variant is right. Brackets: 95 % cluster-bootstrap interval over contexts; strict "
-            "accuracy: 95 % Wilson interval. MDE: the framing effect detectable at 80 % power, "
-            "α = 0.05 (two-sided): 2.80 × its clustered standard error; a measured effect below it "
-            "is not evidence of no effect (– where not computed). Definitions: "
+            "variant is right. Brackets: 95 % t interval over contexts (mean ± t · SE, the SE "
+            "stratified by task); strict accuracy: 95 % score interval, stratified by task. Both "
+            "covered the truth in 93-97 % of simulated studies at 4 to 100 contexts per task "
+            "(docs/statistics.md#coverage). A framing-effect interval that excludes 0 is an effect "
+            "significant at the 5 % level; where no model is framed, about 1 in 20 still excludes 0. "
+            "MDE: the framing effect detectable at "
+            "80 % power, α = 0.05 (two-sided): 2.80 × its clustered standard error; a measured effect "
+            "below it is not evidence of no effect (– where not computed). Definitions: "
             "docs/statistics.md#headline. "
-            + " ".join(notes) + small_n_note(rows, 2, "contexts or episodes"),
+            + " ".join(notes) + withheld_note(rows, "contexts or episodes")
+            + small_n_note(rows, 2, "contexts or episodes"),
             header=["Model", "Format", "n", "Correct-bias accuracy (%)", "Incorrect-bias accuracy (%)",
                     "Framing effect (pp)", "MDE (pp)", "Strict accuracy, all (%)"],
             rows=rows)])]

@@ -48,11 +48,10 @@ class SummaryTable:
 @dataclass
 class ReportInput:
     """What a part computes from: the scored runs (records labelled once, prompts, run folders),
-    the bootstrap size, whether this is the quick console summary (``quick``: skip what the
-    summary does not show), and the entries computed so far (stage-1 parts read them)."""
+    whether this is the quick console summary (``quick``: skip what the summary does not show),
+    and the entries computed so far (stage-1 parts read them)."""
 
     runs: Runs
-    n_resamples: int
     quick: bool = False
     report: dict[str, Any] = field(default_factory=dict)
 

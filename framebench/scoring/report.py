@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.bootstrap import N_RESAMPLES
 from framebench.scoring.parts import Figure, ReportInput, ReportPart, SummaryTable
 
 if TYPE_CHECKING:
@@ -34,8 +33,7 @@ def parts() -> list[ReportPart]:
     return report_parts()
 
 
-def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES, *,
-                   quick: bool = False) -> dict[str, Any]:
+def compute_report(records: pd.DataFrame | Runs, *, quick: bool = False) -> dict[str, Any]:
     """Each part's entry, stage 0 (from the runs) before stage 1 (which reads stage-0 entries);
     keys in report order, JSON-ready. ``records``: the scored runs (``framebench.run_folder.load_runs``),
     or a bare records frame (then a model's constrained rows are labelled as a model of their own here)."""
@@ -43,7 +41,7 @@ def compute_report(records: pd.DataFrame | Runs, n_resamples: int = N_RESAMPLES,
     from framebench.scoring.forked import Forked
 
     runs = records if isinstance(records, Runs) else Runs.of(records)
-    inputs = ReportInput(runs, n_resamples, quick)
+    inputs = ReportInput(runs, quick)
     # concurrent parts (reading the runs alone) run in a second process meanwhile, unless quick
     concurrent = [] if quick else [p for p in parts() if p.concurrent]
     for part in concurrent:

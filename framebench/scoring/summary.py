@@ -12,17 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from framebench.scoring.bootstrap import N_RESAMPLES
-
 TEXT_COLUMNS = {"model", "task", "format", "planner", "level", "bias"}  # and the suites' filter columns
-SUMMARY_RESAMPLES = N_RESAMPLES  # the finding the summary opens with gives the report's intervals
 
 
 def summary_report(df: pd.DataFrame) -> dict[str, Any]:
     """The report entries the summary shows, computed from records (``quick``)."""
     from framebench.scoring.report import compute_report
 
-    return compute_report(df, n_resamples=SUMMARY_RESAMPLES, quick=True)  # labels as the report's
+    return compute_report(df, quick=True)  # labels as the report's
 
 
 def print_summary(report: Mapping[str, Any], title: str = "framebench", console=None) -> None:

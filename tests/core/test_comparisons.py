@@ -41,7 +41,7 @@ def test_framingqa_comparison_by_hand():
     """Shared contexts c1-c4. Mean accuracy A (1, .5, 1, 0) vs B (.5, 0, 1, 0): +0.25. Strict
     A (1, 0, 1, 0) vs B (0, 0, 1, 0): b = 1, c = 0, exact p = 1. Framing effect A (0, 1, 0, 0)
     vs B (1, 0, 0, 0): 0."""
-    out = compare_models(two_models(), registered_comparisons(), n_resamples=2000)
+    out = compare_models(two_models(), registered_comparisons())
     rows = out["suites"]["framingqa"]["rows"]
     assert [r["group"] for r in rows] == [{"task": "all", "format": "binary"},
                                          {"task": "finance", "format": "binary"}]
@@ -49,9 +49,13 @@ def test_framingqa_comparison_by_hand():
     assert (row["model_a"], row["model_b"], row["n_contexts"]) == ("m-a", "m-b", 4)
     m = row["measures"]
     assert (m["mean"]["a"], m["mean"]["b"], m["mean"]["diff"]) == (0.625, 0.375, 0.25)
-    lo, hi = m["mean"]["diff_ci"]
-    assert 0.0 <= lo <= 0.25 <= hi <= 0.5  # per-context differences are 0.5, 0.5, 0, 0
-    assert m["strict_all"]["diff"] == 0.25
+    # per-context differences 0.5, 0.5, 0, 0: mean 0.25, s = sqrt(1/12), t(3) interval
+    half = 3.182446305284263 * (1 / 12) ** 0.5 / 2
+    assert m["mean"]["diff_ci"] == pytest.approx([0.25 - half, 0.25 + half])
+    assert m["mean"]["method"] == "t" and row["small_sample"] is True
+    # strict is 0/1 per context: Tango's interval, withheld below 10 contexts
+    assert m["strict_all"]["diff"] == 0.25 and m["strict_all"]["diff_ci"] is None
+    assert m["strict_all"]["method"] == "tango"
     assert m["framing_effect"]["diff"] == 0.0 and m["framing_effect"]["a"] == 0.25
     assert {k: row["test"][k] for k in ("b", "c", "p")} == {"b": 1, "c": 0, "p": 1.0}
     assert out["n_tests"] == 2  # one per row: the pooled task and finance
@@ -60,10 +64,10 @@ def test_framingqa_comparison_by_hand():
 def test_models_sharing_no_items_are_not_compared():
     df = two_models()
     other = frame([fqa("m-c", "x1", "correct", True, 0), fqa("m-c", "x1", "incorrect", True, 1)])
-    out = compare_models(pd.concat([df, other], ignore_index=True), registered_comparisons(), 200)
+    out = compare_models(pd.concat([df, other], ignore_index=True), registered_comparisons())
     pairs = {(r["model_a"], r["model_b"]) for r in out["suites"]["framingqa"]["rows"]}
     assert pairs == {("m-a", "m-b")}
-    assert compare_models(other, registered_comparisons(), 200) == {}
+    assert compare_models(other, registered_comparisons()) == {}
 
 
 def omit(model: str, scenario: str, action: str, omission: str) -> list[dict]:
@@ -81,7 +85,7 @@ def test_omit_paired_rate_differences_and_holm_across_suites():
     unparsed = [dict(r, condition="M1") for r in omit("m-a", "s1", "No", "No")]
     unparsed += [dict(r, condition="M1", parse="unparsed", answer="") for r in omit("m-b", "s1", "No", "No")]
     df = pd.concat([two_models(), frame(rows + unparsed)], ignore_index=True)
-    out = compare_models(df, registered_comparisons(), 500)
+    out = compare_models(df, registered_comparisons())
     (row,) = out["suites"]["omit"]["rows"]
     assert row["group"] == {"condition": "M0"} and row["n_contexts"] == 3
     m = row["measures"]
@@ -107,7 +111,7 @@ def test_embodied_completion_differences():
         for ep, (neu, cor, inc) in eps.items():
             rows += [episode(model, ep, "neutral", neu), episode(model, ep, "correct", cor),
                      episode(model, ep, "incorrect", inc)]
-    out = compare_models(frame(rows), registered_comparisons(), 500)
+    out = compare_models(frame(rows), registered_comparisons())
     (row,) = out["suites"]["embodied"]["rows"]
     assert row["measures"]["completion"]["diff"] == pytest.approx((1 + 2 / 3 - 5 / 6) / 2)
     assert row["measures"]["strict_completion"]["diff"] == 1.0
@@ -121,7 +125,7 @@ def test_mcnemar_caption_says_what_b_and_c_count_for_each_measure():
 
     rows = (omit("m-a", "s1", "No", "No") + omit("m-a", "s2", "Yes", "No")
             + omit("m-b", "s1", "Yes", "No") + omit("m-b", "s2", "Yes", "No"))
-    out = compare_models(pd.concat([two_models(), frame(rows)], ignore_index=True), registered_comparisons(), 200)
+    out = compare_models(pd.concat([two_models(), frame(rows)], ignore_index=True), registered_comparisons())
     omit_caption = comparison_table(out["suites"]["omit"], out["n_tests"]).caption
     fqa_caption = comparison_table(out["suites"]["framingqa"], out["n_tests"]).caption
     assert "b = contexts where the scenario's pair is omission-biased (No under both frames) under A only" in omit_caption
@@ -144,7 +148,7 @@ def test_one_model_per_suite_computes_no_values():
     """A suite with one model has no pair: its per-context values are never computed."""
     spec, calls = counting(FRAMINGQA_COMPARISON)
     one = two_models().query("model == 'm-a'")
-    assert compare_models(one, [("framingqa", spec)], 200) == {}
+    assert compare_models(one, [("framingqa", spec)]) == {}
     assert calls == []
 
 
@@ -154,10 +158,10 @@ def test_models_a_comparison_never_values_form_no_pair():
     rows = omit("m-a", "s1", "No", "No") + omit("m-b", "s1", "Yes", "No") + omit("persona:care", "s1", "No", "No")
     df = frame(rows)
     spec, calls = counting(OMIT_COMPARISON)
-    out = compare_models(df, [("omit", spec)], 200)
+    out = compare_models(df, [("omit", spec)])
     assert calls == [{"m-a", "m-b"}]
     every = dataclasses.replace(OMIT_COMPARISON, compares=lambda model: True)
-    assert out == compare_models(df, [("omit", every)], 200)
+    assert out == compare_models(df, [("omit", every)])
 
 
 @pytest.mark.parametrize("records", [two_models, lambda: two_models().query("context_id != 'c5'")],
@@ -168,7 +172,7 @@ def test_per_model_values_give_the_same_rows(records):
     df = records()
     spec, calls = counting(FRAMINGQA_COMPARISON)
     assert spec.per_model
-    out = compare_models(df, [("framingqa", spec)], 500)
+    out = compare_models(df, [("framingqa", spec)])
     pairwise = dataclasses.replace(FRAMINGQA_COMPARISON, per_model=False)
-    assert out == compare_models(df, [("framingqa", pairwise)], 500)
+    assert out == compare_models(df, [("framingqa", pairwise)])
     assert len(calls) == 1

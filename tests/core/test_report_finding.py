@@ -78,7 +78,7 @@ NULL = {"c1": {"correct": [True, True], "incorrect": [True, False]},
 def report():
     rows = binary_rows("effect", EFFECT) + binary_rows("null", NULL)
     rows += mc_rows(BASELINE) + mc_rows("same") + mc_rows("near", {"c2": "B"}) + mc_rows("good", GOLDS)
-    return compute_report(pd.DataFrame(rows), n_resamples=500)
+    return compute_report(pd.DataFrame(rows))
 
 
 def test_an_interval_excluding_0_is_called_an_effect(report):
@@ -172,7 +172,7 @@ def test_the_summary_after_a_run_gives_the_reports_numbers():
 
 def test_model_names_are_escaped_in_markdown_and_html():
     hostile = "<img src=x onerror=alert(1)>*[x](http://e)*_y_"
-    report = compute_report(pd.DataFrame(binary_rows(hostile, EFFECT)), n_resamples=100)
+    report = compute_report(pd.DataFrame(binary_rows(hostile, EFFECT)))
     md = render_markdown(report)
     lead = next(line for line in md.splitlines() if line.startswith("- **"))
     assert lead == r"- **&lt;img src=x onerror=alert(1)&gt;\*\[x\](http://e)\*\_y\_**"

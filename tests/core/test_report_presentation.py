@@ -39,7 +39,7 @@ def report():
     # c1: correct-bias 2/2, incorrect-bias 1/2; c2: correct-bias 1/2, incorrect-bias 0/2
     rows = _fqa_rows("m", {"c1": {"correct": [True, True], "incorrect": [True, False]},
                            "c2": {"correct": [True, False], "incorrect": [False, False]}})
-    return compute_report(pd.DataFrame(rows), n_resamples=200)
+    return compute_report(pd.DataFrame(rows))
 
 
 def test_headline_is_hand_computable_and_leads_the_report(report):
@@ -49,13 +49,31 @@ def test_headline_is_hand_computable_and_leads_the_report(report):
     assert h["accuracy_incorrect"] == pytest.approx(0.25)  # (0.5 + 0) / 2
     assert h["framing_effect"] == pytest.approx(0.5)       # (0.5 + 0.5) / 2
     assert h["strict_all"] == 0.0
-    lo, hi = h["accuracy_correct_ci"]
-    assert 0.5 <= lo <= 0.75 <= hi <= 1.0
-    assert h["framing_effect_ci"] == pytest.approx([0.5, 0.5])  # both contexts differ by exactly 0.5
+    # 2 contexts: below the 4 a mean's interval needs, so none, and the row is a small sample
+    assert h["accuracy_correct_ci"] is None and h["framing_effect_ci"] is None and h["small_sample"]
     md = render_markdown(report)
     assert md.index("## Finding") < md.index("## Headline") < md.index("## FramingQA")
     row = [line for line in md.splitlines() if line.startswith("| m | Binary")][0]
-    assert "75.0 (" in row and "25.0 (" in row and "+50.0 (+50.0, +50.0)" in row and "2 †" in row
+    assert "75.0 (n &lt; 4)" in row and "+50.0 (n &lt; 4)" in row and "2 †" in row
+    assert "n &lt; K: no interval" in md
+
+
+def test_headline_interval_is_the_t_interval_over_contexts():
+    """Framing effects .5, .5, 1, 0 over four contexts: mean .5, s = sqrt(1/6), t(3) · s / 2,
+    the upper bound clipped to the effect's range (at most +1); contexts that all differ by
+    exactly .5 give a zero-width interval."""
+    from scipy.stats import t
+
+    rows = _fqa_rows("m", {"c1": {"correct": [True, True], "incorrect": [True, False]},
+                           "c2": {"correct": [True, False], "incorrect": [False, False]},
+                           "c3": {"correct": [True, True], "incorrect": [False, False]},
+                           "c4": {"correct": [True, False], "incorrect": [True, False]}})
+    h = compute_report(pd.DataFrame(rows))["headline"]["m"]["binary"]
+    half = t.ppf(0.975, 3) * (1 / 6) ** 0.5 / 2
+    assert h["framing_effect"] == pytest.approx(0.5)
+    assert half > 0.5 and h["framing_effect_ci"] == pytest.approx([0.5 - half, 1.0])
+    same = _fqa_rows("m", {f"c{i}": {"correct": [True, True], "incorrect": [True, False]} for i in range(4)})
+    assert compute_report(pd.DataFrame(same))["headline"]["m"]["binary"]["framing_effect_ci"] == [0.5, 0.5]
 
 
 def test_percent_tables_have_no_scientific_notation():
@@ -113,7 +131,7 @@ def omit_analysis(tmp_path_factory):
               "--out", str(out), "--quiet"])
     assert not exc.value.code
     df = pd.concat([read_records(out), read_records(REPO / "datasets/demo/omit/personas")], ignore_index=True)
-    return compute_report(df, n_resamples=200)["omit"]["analysis"]
+    return compute_report(df)["omit"]["analysis"]
 
 
 def test_omit_figure_3_bins_are_not_joined_and_in_percent(omit_analysis):

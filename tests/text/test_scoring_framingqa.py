@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from framebench.records import make_row, to_table
-from framebench.scoring.bootstrap import cluster_ci, resample_counts
 from framebench.text_eval.framingqa.metrics import score_framingqa
 
 MODEL = "baseline:test"
@@ -97,17 +96,37 @@ def wilson_by_hand(k: float, n: int, z: float = 1.959963984540054) -> list[float
     return [max(0.0, center - half), min(1.0, center + half)]
 
 
-def test_intervals(binary):
-    # strict metrics carry Wilson intervals over contexts: strict_all (0, 0, 1) is 1 of 3
-    # -> (6.1 %, 79.2 %); strict_incorrect (0, 1, 1) is 2 of 3; root strict (1, 1, 1) is 3 of 3,
-    # whose interval does not collapse to (1, 1).
-    assert binary["strict_all_ci"] == pytest.approx(wilson_by_hand(1, 3))
-    assert binary["strict_all_ci"] == pytest.approx([0.0615, 0.7923], abs=1e-4)
-    assert binary["strict_incorrect_ci"] == pytest.approx(wilson_by_hand(2, 3))
-    assert binary["levels"]["root"]["all"]["strict_ci"] == pytest.approx(wilson_by_hand(3, 3))
-    assert binary["levels"]["root"]["all"]["strict_ci"][0] == pytest.approx(0.4385, abs=1e-4)
-    again = score_framingqa(records(BINARY))[MODEL]["finance"]["binary"]
-    assert again == binary  # seeded
+def test_three_contexts_get_no_strict_interval(binary):
+    """Below 10 contexts a rate gets no interval (docs/statistics.md "Small
+    samples"): the strict metrics of these 3 contexts have none, and the group is flagged."""
+    assert binary["strict_all"] == pytest.approx(1 / 3) and binary["strict_all_ci"] is None
+    assert binary["strict_incorrect_ci"] is None
+    assert binary["levels"]["root"]["all"]["strict_ci"] is None
+    assert binary["small_sample"] is True
+    assert score_framingqa(records(BINARY))[MODEL]["finance"]["binary"] == binary  # deterministic
+
+
+def strict_contexts(passing: list[bool], task: str = "finance", prefix: str = "k") -> list[dict]:
+    """One context per entry, each with a correct-bias and an incorrect-bias row, both right when
+    the context passes, the incorrect-bias row wrong otherwise."""
+    rows = []
+    for i, ok in enumerate(passing):
+        rows += [q(f"{prefix}{i}", "correct", "root", "s1", "Yes", True, task=task),
+                 q(f"{prefix}{i}", "incorrect", "root", "s2", "No", ok, "d1", task=task)]
+    return rows
+
+
+def test_strict_intervals_are_wilson_from_ten_contexts():
+    # 3 of 10 pass: Wilson (k + z²/2)/(n + z²) ± z/(n + z²) sqrt(k(n-k)/n + z²/4) = (10.8 %, 60.3 %)
+    ten = score_framingqa(records(strict_contexts([True] * 3 + [False] * 7)))[MODEL]["finance"]["binary"]
+    assert ten["strict_all"] == pytest.approx(0.3)
+    assert ten["strict_all_ci"] == pytest.approx(wilson_by_hand(3, 10))
+    assert ten["strict_all_ci"] == pytest.approx([0.1078, 0.6032], abs=1e-4)
+    # strict correct: 10 of 10 -> (n / (n + z²), 1) = (72.2 %, 100 %), not (100, 100)
+    assert ten["strict_correct_ci"] == pytest.approx([10 / (10 + 1.959963984540054**2), 1.0])
+    assert ten["levels"]["root"]["incorrect"]["strict_ci"] == pytest.approx(wilson_by_hand(3, 10))
+    nine = score_framingqa(records(strict_contexts([True] * 3 + [False] * 6)))[MODEL]["finance"]["binary"]
+    assert nine["strict_all"] == pytest.approx(1 / 3) and nine["strict_all_ci"] is None
 
 
 def test_mc_neutral_counts_everywhere():
@@ -160,39 +179,21 @@ def test_other_suites_ignored():
     assert score_framingqa(records(BINARY).assign(suite="omit")) == {}
 
 
-def test_resample_counts_rows_sum_to_n():
-    counts = resample_counts(7, 50, np.random.default_rng(0))
-    assert counts.shape == (50, 7) and (counts.sum(axis=1) == 7).all()
-
-
-def test_cluster_ci_matches_normal_width_and_skips_nan():
-    rng = np.random.default_rng(1)
-    x = (rng.random(400) < 0.3).astype(float)
-    lo, hi = cluster_ci(x, "k")[0]
-    p = x.mean()
-    half = 1.959964 * np.sqrt(p * (1 - p) / 400)
-    assert lo < p < hi
-    assert (hi - lo) == pytest.approx(2 * half, rel=0.1)
-    with_nan = np.concatenate([x, np.full(100, np.nan)])
-    assert cluster_ci(with_nan, "k")[0] == pytest.approx([lo, hi], abs=0.02)
-    assert np.isnan(cluster_ci(np.full(5, np.nan), "k")).all()
-    assert cluster_ci(np.ones(5), "k")[0].tolist() == [1.0, 1.0]
-
-
 def test_pooled_interval_counts_every_context_of_the_format():
-    rows = [q("a", "correct", "root", "s", "Yes", True),
-            q("b", "correct", "root", "s", "Yes", False, task="medicine")]
+    """6 finance contexts (4 pass) and 6 medicine ones (1 passes): each task is below 10 contexts
+    and has no interval; pooled, 5 of 12 get the score interval with the tasks as strata, which
+    the tasks' different rates make narrower than Wilson's of 5 of 12 (tests/test_stats.py checks
+    the stratified interval itself)."""
+    from framebench.scoring.stats import stratified_proportion_intervals
+
+    rows = (strict_contexts([True] * 4 + [False] * 2)
+            + strict_contexts([True] + [False] * 5, task="medicine", prefix="m"))
     report = score_framingqa(records(rows))[MODEL]
-    assert report["finance"]["binary"]["strict_all_ci"] == pytest.approx(wilson_by_hand(1, 1))
-    assert report["all"]["binary"]["strict_all"] == 0.5
-    assert report["all"]["binary"]["strict_all_ci"] == pytest.approx(wilson_by_hand(1, 2))
-
-
-def test_cluster_ci_agrees_with_scipy_percentile_bootstrap():
-    from scipy.stats import bootstrap
-
-    x = (np.random.default_rng(2).random(300) < 0.6).astype(float)
-    ours = cluster_ci(x, "scipy")[0]
-    ref = bootstrap((x,), np.mean, n_resamples=4000, method="percentile",
-                    rng=np.random.default_rng(3)).confidence_interval
-    assert ours == pytest.approx([ref.low, ref.high], abs=0.015)
+    assert report["finance"]["binary"]["strict_all"] == pytest.approx(4 / 6)
+    assert report["finance"]["binary"]["strict_all_ci"] is None
+    assert report["all"]["binary"]["strict_all"] == pytest.approx(5 / 12)
+    pooled = report["all"]["binary"]["strict_all_ci"]
+    assert pooled == pytest.approx(stratified_proportion_intervals([[4, 1]], [[6, 6]])[0])
+    wilson = wilson_by_hand(5, 12)
+    assert wilson[0] < pooled[0] < 5 / 12 < pooled[1] < wilson[1]
+    assert report["all"]["binary"]["n_contexts"] == 12 and report["all"]["binary"]["small_sample"]

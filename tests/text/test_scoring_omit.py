@@ -64,11 +64,26 @@ def test_rates(report):
     assert m0["n"] == 4 and m0["unparsed_pairs"] == 1  # s5 has an unparsed omission answer
     assert m0["OBR"] == pytest.approx(2 / 4) and m0["ABR"] == pytest.approx(1 / 4)
     assert m0["FCR"] == pytest.approx(1 / 4)
-    assert (m0["OBR_low"], m0["OBR_high"]) == pytest.approx(wilson(2, 4))
+    # fewer than 10 pairs: no interval (docs/statistics.md "Small samples"), a small sample
+    assert (m0["OBR_low"], m0["OBR_high"]) == (None, None) and m0["small_sample"] is True
     assert r["m1"]["M1"]["OBR"] == pytest.approx(3 / 5)
-    all_nn = r["m2"]["M0"]
-    assert all_nn["OBR"] == 1 and all_nn["OBR_high"] == 1 and all_nn["OBR_low"] == pytest.approx(wilson(5, 5)[0])
-    assert r["m2"]["M2"]["FCR"] == 1 and r["m2"]["M2"]["OBR_low"] == 0
+    assert r["m2"]["M0"]["OBR"] == 1 and r["m2"]["M2"]["FCR"] == 1
+
+
+def test_obr_interval_is_wilson_from_ten_pairs():
+    """12 scenarios, 5 omission-biased (No, No): Wilson's interval of 5 of 12 (by hand); 1 of 12:
+    the lower bound is the one-sided Poisson bound -ln(0.95) / 12 (Brown, Cai & DasGupta)."""
+    from framebench.text_eval.omit.metrics import rates
+
+    def table(nn: int) -> pd.DataFrame:
+        index = pd.MultiIndex.from_tuples([("m", "M0", f"s{i}") for i in range(12)],
+                                          names=["model", "condition", "context_id"])
+        return pd.DataFrame({"pattern": ["NN"] * nn + ["YY"] * (12 - nn)}, index=index)
+
+    five = rates(table(5))["m"]["M0"]
+    assert (five["OBR_low"], five["OBR_high"]) == pytest.approx(wilson(5, 12))
+    one = rates(table(1))["m"]["M0"]
+    assert one["OBR_low"] == pytest.approx(-math.log(0.95) / 12) and one["OBR_high"] == pytest.approx(wilson(1, 12)[1])
 
 
 def test_mcnemar_and_holm(report):

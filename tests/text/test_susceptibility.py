@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from framebench.records import encode_answer_probs, label_answer_modes, make_row, to_table
+from framebench.scoring import stats
 from framebench.scoring.report import compute_report
 from framebench.text_eval.susceptibility import framingqa_shifts, omit_shifts
 
@@ -75,7 +77,7 @@ def test_framingqa_shifts_by_hand(records):
 
 
 def test_report_cells_average_contexts_first(records):
-    sus = compute_report(records, n_resamples=200)["susceptibility"]
+    sus = compute_report(records)["susceptibility"]
     cells = sus["framingqa"]["m [constrained]"]["finance"]
     # MC incorrect: c1 mean(-.3, -.1) = -.2, c2 -.3 -> -.25; correct: (.3 + 0) / 2
     assert cells["mc"]["root"]["incorrect"]["shift"] == pytest.approx(-0.25)
@@ -84,9 +86,34 @@ def test_report_cells_average_contexts_first(records):
     # binary incorrect: c1 mean(-.6, -.4, 0) = -1/3, c2 0 -> -1/6
     binary = cells["binary"]["root"]["incorrect"]
     assert binary["shift"] == pytest.approx(-1 / 6) and binary["n_contexts"] == 2
-    lo, hi = binary["shift_ci"]
-    assert -1 / 3 - 1e-9 <= lo <= binary["shift"] <= hi <= 1e-9  # resampled means of {-1/3, 0}
+    assert binary["shift_ci"] is None and binary["small_sample"] is True  # 2 contexts: no interval
     assert sus["framingqa"]["m [constrained]"]["all"]["mc"]["root"]["incorrect"]["shift"] == pytest.approx(-0.25)
+
+
+def test_a_cell_interval_is_the_t_interval_over_its_contexts():
+    """Four contexts with MC incorrect-bias shifts -.3, -.1, -.2, -.4 (neutral .5): mean -.25,
+    s = sqrt(.05 / 3), half-width t(3) · s / 2; pooled over two tasks (two contexts each),
+    the stratified SE: Σ n_t s_t² / N² with Welch-Satterthwaite's df."""
+    from scipy.stats import t
+
+    shifts = {"c1": -0.3, "c2": -0.1, "c3": -0.2, "c4": -0.4}
+    rows = []
+    for ctx, shift in shifts.items():
+        task = "finance" if ctx in ("c1", "c2") else "medicine"
+        rows += [{**_fqa(ctx, "mc", "neutral", "", "A", _mc(0.5)), "task": task},
+                 {**_fqa(ctx, "mc", "incorrect", "root", "A", _mc(0.5 + shift), distractor="d1"), "task": task}]
+    sus = compute_report(to_table(rows).to_pandas())["susceptibility"]["framingqa"]["m [constrained]"]
+    s = np.std(list(shifts.values()), ddof=1)
+    half = t.ppf(0.975, 3) * s / 2
+    plain = stats.mean_interval(list(shifts.values()))
+    assert plain == pytest.approx([-0.25 - half, -0.25 + half])
+    pooled = sus["all"]["mc"]["root"]["incorrect"]
+    # per task: finance (-.3, -.1) s² = .02, medicine (-.2, -.4) s² = .02 -> SE² = 2 (2 · .02) / 16
+    se2 = 2 * 2 * 0.02 / 16
+    df = se2**2 / (2 * (2 * 0.02 / 16) ** 2 / 1)
+    assert pooled["shift_ci"] == pytest.approx([-0.25 - t.ppf(0.975, df) * se2**0.5,
+                                                -0.25 + t.ppf(0.975, df) * se2**0.5])
+    assert sus["finance"]["mc"]["root"]["incorrect"]["shift_ci"] is None  # 2 contexts
 
 
 def test_omission_shift_by_hand_and_expected_obr_minus_abr(records):
@@ -96,7 +123,7 @@ def test_omission_shift_by_hand_and_expected_obr_minus_abr(records):
     assert "s3" not in table.index
     a, o = 0.2, 0.3  # expected NN minus expected YY with independent draws from the probabilities
     assert (1 - a) * (1 - o) - a * o == pytest.approx(table.loc["s1", "omission_shift"])
-    omit = compute_report(records, n_resamples=200)["susceptibility"]["omit"]["m [constrained]"]["M0"]
+    omit = compute_report(records)["susceptibility"]["omit"]["m [constrained]"]["M0"]
     assert omit["omission_shift"] == pytest.approx(0.0) and omit["n"] == 2
 
 
@@ -106,7 +133,7 @@ def test_generate_and_constrained_rows_of_one_model_stay_apart(records):
     labelled = label_answer_modes(both)
     assert set(labelled["model"]) == {"m", "m [constrained]"}
     assert label_answer_modes(labelled)["model"].equals(labelled["model"])  # idempotent
-    report = compute_report(both, n_resamples=100)
+    report = compute_report(both)
     assert set(report["framingqa"]) == {"m", "m [constrained]"}
     assert set(report["susceptibility"]["framingqa"]) == {"m [constrained]"}
 
@@ -115,10 +142,16 @@ def test_markdown_and_html_show_the_section(records):
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown
 
-    report = compute_report(records, n_resamples=100)
+    report = compute_report(records)
     md = render_markdown(report)
     assert "Framing susceptibility" in md and "How to read" in md
-    assert "| m \\[constrained\\] | finance | mc | Root | incorrect | -25.0 (-30.0, -20.0) | 55.0 | 30.0 | 2 |" in md
+    assert "| m \\[constrained\\] | finance | mc | Root | incorrect | -25.0 (n &lt; 4) | 55.0 | 30.0 | 2 † |" in md
+    assert "n < K: no interval" in md.replace("&lt;", "<") and "† Small sample" in md
+    from framebench.text_eval.susceptibility_report import summary_rows
+
+    console = {t.title: t for t in summary_rows(report["susceptibility"])}
+    row = console["Framing susceptibility, all tasks: shift of P(gold), pp"].rows[0]
+    assert (row[4], row[-1]) == ("2 †", "n < 4")  # the console marks the small sample too
     html = render_html(report, label_answer_modes(records))
     assert "Framing susceptibility: shift of P(gold)" in html and "data:image/png;base64," in html
     json.dumps(report)

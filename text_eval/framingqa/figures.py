@@ -32,8 +32,9 @@ def _level_mean(metrics: Mapping[str, Any], direction: str) -> tuple[float, floa
 
 def framingqa_accuracy_figure(fqa: Mapping[str, Any], fmt: str) -> Figure | None:
     """FramingQA Figure 3 in spirit, per task: (i) mean accuracy by framing direction, error bars
-    = std across levels; (ii) observed strict accuracy with bootstrap intervals, and (black
-    diamonds) the strict accuracy expected if errors were independent."""
+    = std across levels; (ii) observed strict accuracy with its score intervals (none, so no
+    whisker, below 10 contexts), and (black diamonds) the strict accuracy expected if errors were
+    independent."""
     models = [m for m in ordered(fqa) if any(fmt in fqa[m][t] for t in fqa[m])]
     tasks = ordered({t for m in models for t in fqa[m] if fmt in fqa[m][t]}, task_order())
     if not models or not tasks:

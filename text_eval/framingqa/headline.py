@@ -4,10 +4,11 @@ Per (model, format), pooled over tasks: accuracy on correct-bias questions and o
 questions (per context the share of its rows of that bias answered right, averaged over
 contexts), the framing effect (their difference, per context, averaged over contexts having
 both) and strict accuracy (``strict_all``, copied from the FramingQA block). The accuracies and
-the framing effect carry a 95 % cluster-bootstrap interval over contexts, strict accuracy its
-Wilson interval; ``framing_effect_mde`` is the framing effect detectable at 80 % power, alpha 0.05,
-from its clustered standard error ``framing_effect_se`` (docs/statistics.md "Power"). Unparsed
-answers count as wrong.
+the framing effect carry a 95 % t interval over contexts, stratified by task (the tasks are fixed
+strata of the pooled mean; :func:`framebench.scoring.stats.mean_interval`), strict accuracy its
+Wilson interval; an interval is None below its minimum number of contexts. ``framing_effect_mde``
+is the framing effect detectable at 80 % power, alpha 0.05, from its clustered standard error
+``framing_effect_se`` (docs/statistics.md "Power"). Unparsed answers count as wrong.
 """
 
 from __future__ import annotations
@@ -18,42 +19,69 @@ import numpy as np
 import pandas as pd
 
 from framebench.scoring import stats
-from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
 
 KEYS = ("accuracy_correct", "accuracy_incorrect", "framing_effect")
+BOUNDS = ((0.0, 1.0), (0.0, 1.0), (-1.0, 1.0))  # each key's range: its interval is clipped to it
 
 
 def _value(x: float) -> float | None:
     return None if not np.isfinite(x) else float(x)
 
 
-def score_headline(df: pd.DataFrame, framingqa: dict[str, Any],
-                   n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """``{model: {format: {accuracy_correct(_ci), accuracy_incorrect(_ci), framing_effect(_ci),
-    framing_effect_se, framing_effect_mde, strict_all(_ci), n_contexts}}}`` over the FramingQA
-    records of ``df``."""
+def per_context(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, format, task, context_id): ``correct`` and ``incorrect`` (share of the
+    context's rows of that bias right) and ``effect`` (their difference)."""
     rows = df.loc[(df["suite"] == "framingqa") & df["bias"].isin(["correct", "incorrect"]),
                   ["model", "format", "task", "context_id", "bias", "parse", "correct"]]
     if rows.empty:
-        return {}
+        return pd.DataFrame(columns=["correct", "incorrect", "effect"])
     right = (rows["correct"].astype(bool) & (rows["parse"] == "ok")).astype(float)
-    per_context = (rows.assign(right=right)
-                   .groupby(["model", "format", "task", "context_id", "bias"], sort=True)["right"].mean()
-                   .unstack("bias"))
+    table = (rows.assign(right=right)
+             .groupby(["model", "format", "task", "context_id", "bias"], sort=True)["right"].mean()
+             .unstack("bias"))
     for bias in ("correct", "incorrect"):
-        if bias not in per_context.columns:
-            per_context[bias] = np.nan
-    per_context["effect"] = per_context["correct"] - per_context["incorrect"]
+        if bias not in table.columns:
+            table[bias] = np.nan
+    table["effect"] = table["correct"] - table["incorrect"]
+    return table
+
+
+COLUMNS = ("correct", "incorrect", "effect")  # per_context's column of each key
+GROUP = ["model", "format"]
+
+
+def _intervals(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per key: the estimate, interval and contexts of every (model, format), stratified by task,
+    in one vectorised call each."""
+    frame = table.reset_index()
+    return {key: stats.grouped_mean_intervals(frame, GROUP, column, "task", bounds)
+            for key, column, bounds in zip(KEYS, COLUMNS, BOUNDS, strict=True)}
+
+
+def _ci(found: pd.DataFrame, group: tuple[str, str]) -> tuple[float | None, list[float] | None]:
+    """(estimate, interval) of one group; (None, None) when no context has the value."""
+    if group not in found.index:
+        return None, None
+    row = found.loc[group]
+    interval = None if np.isnan(row["low"]) else [float(row["low"]), float(row["high"])]
+    return _value(float(row["estimate"])), interval
+
+
+def score_headline(df: pd.DataFrame, framingqa: dict[str, Any]) -> dict[str, Any]:
+    """``{model: {format: {accuracy_correct(_ci), accuracy_incorrect(_ci), framing_effect(_ci),
+    framing_effect_se, framing_effect_mde, strict_all(_ci), n_contexts, small_sample}}}`` over the
+    FramingQA records of ``df``."""
+    table = per_context(df)
+    if table.empty:
+        return {}
+    intervals = _intervals(table)
+    sizes = table.groupby(level=GROUP, sort=True).size()
     out: dict[str, Any] = {}
-    for (model, fmt), group in per_context.groupby(level=["model", "format"], sort=True):
-        values = group[["correct", "incorrect", "effect"]].to_numpy(dtype=float)
-        means = [float(np.nanmean(col)) if np.isfinite(col).any() else np.nan for col in values.T]
-        ci = cluster_ci(values, f"{model}|{fmt}|headline", n_resamples)
-        entry: dict[str, Any] = {"n_contexts": len(group)}
-        for i, key in enumerate(KEYS):
-            entry[key] = _value(means[i])
-            entry[f"{key}_ci"] = None if not np.isfinite(ci[i]).all() else [float(ci[i, 0]), float(ci[i, 1])]
-        entry["framing_effect_se"] = stats.clustered_se(values[:, 2])
+    for (model, fmt), n in sizes.items():
+        entry: dict[str, Any] = {"n_contexts": int(n), "small_sample": stats.small_sample(int(n))}
+        for key in KEYS:
+            entry[key], entry[f"{key}_ci"] = _ci(intervals[key], (model, fmt))
+        entry["framing_effect_se"] = stats.clustered_se(table.loc[(model, fmt), "effect"].to_numpy(float))
         entry["framing_effect_mde"] = stats.mde(entry["framing_effect_se"])
         pooled = ((framingqa.get(model) or {}).get("all") or {}).get(fmt) or {}
         entry["strict_all"] = pooled.get("strict_all")

@@ -24,11 +24,15 @@ Conventions, all applied per context:
 * ``unparsed_rate`` / ``refusal_rate`` are row shares (parse == "unparsed" / "refusal").
 * ``levels`` -> level -> direction -> {mean, strict}: the rows at that level with that bias
   (``all`` = both biases); strict = every such row right (no per-distractor split).
-* ``<metric>_ci`` (and ``strict_ci`` inside ``levels``), on the strict metrics: the 95 % Wilson
+* ``<metric>_ci`` (and ``strict_ci`` inside ``levels``), on the strict metrics: the 95 % score
   interval of (sum of the per-context values, contexts with a value) (docs/statistics.md "Wilson
-  intervals"; a distractor-averaged context contributes its share); None when no context has the
-  metric. Unlike a percentile bootstrap it does not collapse to (0, 0) or (1, 1) at the boundary.
-* ``n_contexts``, ``n_rows``: the group's contexts and records.
+  intervals"; a distractor-averaged context contributes its share): a task's is Wilson's, the
+  pooled task's the stratified score interval over its tasks (each with Brown, Cai & DasGupta's
+  boundary modification); None when fewer than ``stats.MIN_CONTEXTS_BINARY`` contexts have the
+  metric (docs/statistics.md "Small samples"; the tables print "n < 10"). Unlike a
+  percentile bootstrap it does not collapse to (0, 0) or (1, 1) at the boundary.
+* ``n_contexts``, ``n_rows``: the group's contexts and records; ``small_sample``: fewer than
+  ``stats.SMALL_N`` contexts (the tables' †).
 * ``answer_shares`` / ``gold_shares`` (pooled task only): each answer's share of the parsed
   answers, and of the gold answers of every row (how far the answers follow one answer or letter
   rather than the questions).
@@ -36,13 +40,13 @@ Conventions, all applied per context:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.bootstrap import N_RESAMPLES
-from framebench.scoring.stats import wilson_many
+from framebench.scoring.stats import small_sample, stratified_proportion_intervals
 from framebench.vocabulary import LEVELS
 
 GROUP = ["model", "task", "format"]
@@ -151,20 +155,50 @@ def _value(x: Any) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
-def _wilson_intervals(table: pd.DataFrame) -> dict[str, list[float] | None]:
-    """The Wilson interval of each strict column: (sum of values, contexts with a value)."""
-    values = table[STRICT].to_numpy(float)
-    present = ~np.isnan(values)
-    # 0/1 values: the column sums are exact whatever the summation order
-    sums = np.where(present, values, 0.0).sum(axis=0)
-    return dict(zip(STRICT, wilson_many(sums, present.sum(axis=0)), strict=True))
+@dataclass(frozen=True)
+class Groups:
+    """Per group of contexts: the means of the metric columns, the summed counts, the number of
+    contexts and each strict column's interval, for every group at once."""
+
+    means: pd.DataFrame
+    counts: pd.DataFrame
+    sizes: pd.Series
+    intervals: list[dict[str, list[float] | None]]
+
+    @classmethod
+    def of(cls, table: pd.DataFrame, keys: list[str]) -> Groups:
+        grouped = table.groupby(level=keys, sort=True)
+        return cls(grouped[[c for c in table.columns if c not in COUNTS]].mean(), grouped[COUNTS].sum(),
+                   grouped.size(), _strict_intervals(table, keys))
+
+    def __iter__(self):
+        """(group key, metrics entry) per group, in key order."""
+        fmt_at = self.means.index.names.index("format")
+        for i, (key, means) in enumerate(zip(self.means.index, self.means.to_dict("records"), strict=True)):
+            counts = self.counts.iloc[i]
+            yield key, _metrics(means, counts, int(self.sizes.iloc[i]), self.intervals[i], key[fmt_at])
 
 
-def _metrics(table: pd.DataFrame, fmt: str) -> dict[str, Any]:
-    """The report entry for one group from its contexts' rows of ``table``."""
-    ci = _wilson_intervals(table)
-    means = table.drop(columns=COUNTS).mean(skipna=True)
-    counts = table[COUNTS].sum()
+def _strict_intervals(table: pd.DataFrame, keys: list[str]) -> list[dict[str, list[float] | None]]:
+    """Per group of ``keys`` (in sorted order), each strict column's interval from (sum of the
+    per-context 0/1 or share values, contexts with a value) per task: a group pooling tasks gets
+    the stratified interval (the tasks are fixed strata), a task's group Wilson's."""
+    by = keys if "task" in keys else [*keys, "task"]
+    strict = table[STRICT]
+    sums = strict.fillna(0.0).groupby(level=by, sort=True).sum()
+    present = strict.notna().groupby(level=by, sort=True).sum()
+    if "task" not in keys:  # groups x (column, task), a task without contexts counting 0
+        sums, present = (x.unstack("task", fill_value=0) for x in (sums, present))
+    groups, width = len(sums), len(STRICT)
+    tasks = sums.shape[1] // width
+    flat = stratified_proportion_intervals(sums.to_numpy(float).reshape(groups * width, tasks),
+                                           present.to_numpy(float).reshape(groups * width, tasks))
+    return [dict(zip(STRICT, flat[i * width:(i + 1) * width], strict=True)) for i in range(groups)]
+
+
+def _metrics(means: dict[str, float], counts: pd.Series, n: int, ci: dict[str, list[float] | None],
+             fmt: str) -> dict[str, Any]:
+    """The report entry for one group: its metric means, row counts, contexts and intervals."""
     out: dict[str, Any] = {}
     for col, value in means.items():
         if col.startswith("levels."):
@@ -176,7 +210,8 @@ def _metrics(table: pd.DataFrame, fmt: str) -> dict[str, Any]:
     out = {k: v for k, v in out.items() if k not in drop}
     out["unparsed_rate"] = float(counts["n_unparsed"] / counts["n_rows"])
     out["refusal_rate"] = float(counts["n_refusal"] / counts["n_rows"])
-    out["n_contexts"] = len(table)
+    out["n_contexts"] = n
+    out["small_sample"] = small_sample(n)
     out["n_rows"] = int(counts["n_rows"])
     out["levels"] = {
         lv: {
@@ -192,22 +227,21 @@ def _metrics(table: pd.DataFrame, fmt: str) -> dict[str, Any]:
     return out
 
 
-def score_framingqa(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+def score_framingqa(df: pd.DataFrame) -> dict[str, Any]:
     """``{model: {task: {format: metrics}}}`` for the FramingQA text records in ``df``.
 
     Rows of other suites are ignored; an empty result means no FramingQA records. The pooled
-    task's Wilson intervals count every context of the format. ``n_resamples`` is kept for the
-    suites' common signature (the strict intervals need no resampling).
+    task's intervals count every context of the format, stratified by task.
     """
     df = df.loc[df["suite"] == "framingqa", NEEDED]
     if df.empty:
         return {}
     table = context_table(df)
     report: dict[str, Any] = {}
-    for (model, fmt), pooled in table.groupby(level=["model", "format"], sort=True):
-        for task, part in pooled.groupby(level="task", sort=True):
-            report.setdefault(model, {}).setdefault(task, {})[fmt] = _metrics(part, fmt)
-        report[model].setdefault(POOLED_TASK, {})[fmt] = _metrics(pooled, fmt)
+    for (model, task, fmt), entry in Groups.of(table, GROUP):
+        report.setdefault(model, {}).setdefault(task, {})[fmt] = entry
+    for (model, fmt), entry in Groups.of(table, ["model", "format"]):
+        report[model].setdefault(POOLED_TASK, {})[fmt] = entry
     for (model, fmt), rows in df.groupby(["model", "format"], sort=True):
         report[model][POOLED_TASK][fmt].update(answer_shares(rows))
     return {model: dict(sorted(tasks.items())) for model, tasks in report.items()}

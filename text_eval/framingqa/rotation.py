@@ -16,9 +16,11 @@ Score side, per model, over *families* (a fixed-order MC item with at least one 
   option sits at every letter once, so the options' content averages out and what remains is the
   preference for the letter itself (uniform for a model without position bias);
 * ``strict_rotations``: per context, the share of its questions right in every rotation, averaged
-  over contexts (Wilson interval over contexts, as FramingQA's strict metrics);
+  over contexts (the score interval over contexts, stratified by task, as FramingQA's pooled
+  strict metrics);
 * ``framing_effect_balanced``: per rotation, per context, correct-bias minus incorrect-bias
   accuracy; averaged over rotations, then contexts (next to ``framing_effect_fixed``, rotation 0);
+  both with the t interval over contexts, stratified by task;
 * ``accuracy_fixed``: accuracy of the family's fixed-order rows; ``debiased_accuracy`` (rows with
   probabilities, i.e. constrained answers): each fixed-order row's P(letter) divided by the prior,
   argmax (PriDe). The prior is estimated on the same questions (PriDe estimates it on a small
@@ -33,8 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from framebench.scoring.bootstrap import N_RESAMPLES, cluster_ci
-from framebench.scoring.stats import wilson
+from framebench.scoring import stats
 
 LETTERS = ("A", "B", "C", "D")
 SUFFIX = re.compile(r"@r(\d+)$")
@@ -132,11 +133,6 @@ def complete_cycles(mc: pd.DataFrame) -> np.ndarray:
     return ((low == 0) & (high > 0) & (count == high + 1)).to_numpy(bool)
 
 
-def _interval(values: np.ndarray, key: str, n_resamples: int) -> list[float] | None:
-    ci = cluster_ci(values, key, n_resamples)[0]
-    return None if not np.isfinite(ci).all() else [float(ci[0]), float(ci[1])]
-
-
 def _mean(values: np.ndarray) -> float | None:
     v = values[np.isfinite(values)]
     return float(v.mean()) if len(v) else None
@@ -162,10 +158,10 @@ def _debiased(fixed: pd.DataFrame, prior: np.ndarray) -> tuple[float | None, int
     return float((picked == fixed["gold"].to_numpy()).mean()), len(fixed)
 
 
-def score_rotation(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """``{model: {n_questions, n_contexts, n_rotations, by_position, prior, strict_rotations(_ci),
-    framing_effect_balanced(_ci), framing_effect_fixed(_ci), accuracy_fixed, debiased_accuracy,
-    n_debiased}}`` for the models with rotated MC items; ``{}`` without any."""
+def score_rotation(df: pd.DataFrame) -> dict[str, Any]:
+    """``{model: {n_questions, n_contexts, small_sample, n_rotations, by_position, prior,
+    strict_rotations(_ci), framing_effect_balanced(_ci), framing_effect_fixed(_ci), accuracy_fixed,
+    debiased_accuracy, n_debiased}}`` for the models with rotated MC items; ``{}`` without any."""
     fam = families(df)
     out: dict[str, Any] = {}
     for model, rows in fam.groupby("model", sort=True):
@@ -174,23 +170,27 @@ def score_rotation(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
         letters = sorted(set(rows["gold"]))
         per_question = rows.groupby(["context_id", "base"])["right"].min()
         strict = per_question.groupby(level="context_id").mean().to_numpy(float)
-        balanced = _framing_effect(rows, ["rotation"]).to_numpy(float)
+        contexts = per_question.index.get_level_values("context_id").unique()
+        task = rows.groupby("context_id")["task"].first()  # each context's stratum
+        balanced = _framing_effect(rows, ["rotation"])
+        balanced_tasks = task.reindex(balanced.index).to_numpy(object)
+        balanced = balanced.to_numpy(float)
         fixed_rows = rows[rows["rotation"] == 0]
-        fixed = _framing_effect(fixed_rows, []).reindex(
-            per_question.index.get_level_values("context_id").unique()).to_numpy(float)
-        key = f"{model}|rotation"
+        fixed = _framing_effect(fixed_rows, []).reindex(contexts).to_numpy(float)
         debiased, n_debiased = _debiased(fixed_rows, prior)
         out[str(model)] = {
             "n_questions": int(len(per_question)), "n_contexts": int(len(strict)),
+            "small_sample": stats.small_sample(len(strict)),
             "n_rotations": int(rows["rotation"].nunique()),
             "by_position": {g: float(by_position[g]) for g in letters},
             "prior": {letter: float(p) for letter, p in zip(LETTERS, prior, strict=True)},
             "strict_rotations": _mean(strict),
-            "strict_rotations_ci": wilson(float(np.nansum(strict)), int(np.isfinite(strict).sum())),
+            "strict_rotations_ci": stats.share_interval(strict, task.reindex(contexts).to_numpy(object)),
             "framing_effect_balanced": _mean(balanced),
-            "framing_effect_balanced_ci": _interval(balanced, f"{key}|balanced", n_resamples),
+            "framing_effect_balanced_ci": stats.mean_interval(balanced, balanced_tasks, (-1.0, 1.0)),
             "framing_effect_fixed": _mean(fixed),
-            "framing_effect_fixed_ci": _interval(fixed, f"{key}|fixed", n_resamples),
+            "framing_effect_fixed_ci": stats.mean_interval(fixed, task.reindex(contexts).to_numpy(object),
+                                                           (-1.0, 1.0)),
             "accuracy_fixed": _mean(fixed_rows["right"].to_numpy(float)),
             "debiased_accuracy": debiased, "n_debiased": n_debiased,
         }
@@ -203,18 +203,28 @@ def score_rotation(df: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> dict[str
 def rotation_table(metrics: dict[str, Any]):
     """One row per model: position accuracy, letter prior, strict over rotations, framing effect
     fixed vs position-balanced, and (constrained) accuracy before and after dividing out the prior."""
-    from framebench.scoring.formatting import n_cell, pct, pct_ci, pp_ci
+    from framebench.scoring.formatting import (
+        n_cell,
+        pct,
+        pct_ci,
+        pp_ci,
+        small_n_note,
+        withheld,
+        withheld_note,
+    )
     from framebench.scoring.sections import MISSING, Table
 
     rows = []
     for model, m in metrics.items():
         prior, position = m.get("prior") or {}, m.get("by_position") or {}
+        short = withheld(m.get("n_contexts"), stats.MIN_CONTEXTS)
         rows.append([model, n_cell(m.get("n_contexts")), str(m.get("n_questions", "")),
                      *(pct(position.get(letter)) for letter in LETTERS),
                      *(pct(prior.get(letter)) for letter in LETTERS),
-                     pct_ci(m.get("strict_rotations"), m.get("strict_rotations_ci")),
-                     pp_ci(m.get("framing_effect_fixed"), m.get("framing_effect_fixed_ci")),
-                     pp_ci(m.get("framing_effect_balanced"), m.get("framing_effect_balanced_ci")),
+                     pct_ci(m.get("strict_rotations"), m.get("strict_rotations_ci"),
+                            withheld(m.get("n_contexts"), stats.MIN_CONTEXTS_BINARY)),
+                     pp_ci(m.get("framing_effect_fixed"), m.get("framing_effect_fixed_ci"), short),
+                     pp_ci(m.get("framing_effect_balanced"), m.get("framing_effect_balanced_ci"), short),
                      pct(m.get("accuracy_fixed")),
                      pct(m.get("debiased_accuracy")) if m.get("n_debiased") else MISSING])
     return Table(
@@ -228,9 +238,9 @@ def rotation_table(metrics: dict[str, Any]):
         "rotation, averaged over contexts. Framing effect: correct- minus incorrect-bias accuracy "
         "in the fixed order (rotation 0), and position-balanced (per rotation, then averaged). "
         "Acc. fixed: fixed-order accuracy of these questions; debiased: the same rows after dividing "
-        "P(letter) by the prior (constrained answers only). Brackets: 95 % Wilson interval (strict), "
-        "95 % cluster-bootstrap interval over contexts (framing effects). "
-        "Definitions: docs/statistics.md#option-rotation",
+        "P(letter) by the prior (constrained answers only). Brackets: 95 % score interval, stratified by task (strict), "
+        "95 % t interval over contexts, stratified by task (framing effects). "
+        "Definitions: docs/statistics.md#option-rotation." + withheld_note(rows) + small_n_note(rows, 1, "contexts"),
         header=["Model", "n", "Questions", *(f"Acc. gold at {x} (%)" for x in LETTERS),
                 *(f"Prior {x} (%)" for x in LETTERS), "Strict (rotations) (%)",
                 "Framing effect, fixed order (pp)", "Framing effect, position-balanced (pp)",

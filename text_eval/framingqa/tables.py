@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from framebench.scoring.formatting import n_cell, pct, pct_ci, pp_ci, small_n_note
+from framebench.scoring.formatting import (
+    n_cell,
+    pct,
+    pct_ci,
+    pp_ci,
+    small_n_note,
+    withheld,
+    withheld_note,
+)
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import (
     FORMAT_NAMES,
@@ -16,6 +24,7 @@ from framebench.scoring.sections import (
     ordered,
     task_name,
 )
+from framebench.scoring.stats import MIN_CONTEXTS, MIN_CONTEXTS_BINARY
 from framebench.vocabulary import LEVELS
 
 DIRECTIONS = ("correct", "incorrect", "all")
@@ -43,7 +52,9 @@ def _framingqa_cells(fqa: Mapping[str, Any], fmt: str) -> Iterable[tuple[str, st
 
 
 def _strict(metrics: Mapping[str, Any], name: str) -> str:
-    return pct_ci(metrics.get(name), metrics.get(f"{name}_ci"))
+    """A strict metric with its Wilson interval, or ``(n < 10)`` where it is withheld."""
+    return pct_ci(metrics.get(name), metrics.get(f"{name}_ci"),
+                  withheld(metrics.get("n_contexts"), MIN_CONTEXTS_BINARY))
 
 
 def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
@@ -73,8 +84,9 @@ def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
         + ("All (Yes) / All (No): the context scores only if every question whose gold answer is "
            "Yes / No is correct. " if fmt == "binary" else
            "Neutral: accuracy on the unframed question. ")
-        + "Brackets: 95 % Wilson interval over contexts (docs/statistics.md#wilson-intervals)."
-        + small_n_note(rows, 2, "contexts"),
+        + "Brackets: 95 % Wilson interval over contexts; all tasks: the score interval stratified "
+        "by task (docs/statistics.md#wilson-intervals)."
+        + withheld_note(rows) + small_n_note(rows, 2, "contexts"),
         header=header,
         rows=rows,
         figures=(accuracy_figure_title(fmt),) if fmt in FORMAT_NAMES else (),
@@ -83,13 +95,13 @@ def framingqa_accuracy_table(fqa: Mapping[str, Any], fmt: str) -> Table | None:
 
 def framingqa_expected_table(fqa: Mapping[str, Any]) -> Table | None:
     """FramingQA Table 4: observed vs expected strict accuracy under independent errors."""
-    header = ["Model", "Task", "Format"]
+    header = ["Model", "Task", "Format", "n"]
     for direction in DIRECTIONS:
         header += [f"{direction.capitalize()} Exp.", f"{direction.capitalize()} Act."]
     rows = []
     for fmt in FORMAT_NAMES:
         for model, task, m in _framingqa_cells(fqa, fmt):
-            row = [model, task_name(task), fmt]
+            row = [model, task_name(task), fmt, n_cell(m.get("n_contexts"))]
             for direction in DIRECTIONS:
                 row += [pct(m.get(f"expected_{direction}")), _strict(m, f"strict_{direction}")]
             rows.append(row)
@@ -98,7 +110,9 @@ def framingqa_expected_table(fqa: Mapping[str, Any]) -> Table | None:
     return Table(
         title="Observed (Act.) and expected (Exp.) strict accuracy (%) (cf. FramingQA Table 4)",
         caption="Expected: the product of each question slot's accuracy over the task's contexts, "
-        "i.e. strict accuracy if errors were independent across a context's questions.",
+        "i.e. strict accuracy if errors were independent across a context's questions. Brackets: "
+        "95 % Wilson interval of the observed strict accuracy over contexts (all tasks: stratified "
+        "by task)." + withheld_note(rows) + small_n_note(rows, 3, "contexts"),
         header=header,
         rows=rows,
     )
@@ -141,12 +155,13 @@ def framingqa_headline_rows(headline: Mapping[str, Any]) -> list[list[str]]:
     for model in ordered(headline):
         for fmt in ordered((f for f in headline[model] if f in FORMAT_NAMES), FORMAT_NAMES):
             h = headline[model][fmt]
+            mean_short, count_short = (withheld(h.get("n_contexts"), k) for k in (MIN_CONTEXTS, MIN_CONTEXTS_BINARY))
             rows.append([model, FORMAT_NAMES.get(fmt, fmt), n_cell(h.get("n_contexts")),
-                         pct_ci(h.get("accuracy_correct"), h.get("accuracy_correct_ci")),
-                         pct_ci(h.get("accuracy_incorrect"), h.get("accuracy_incorrect_ci")),
-                         pp_ci(h.get("framing_effect"), h.get("framing_effect_ci")),
+                         pct_ci(h.get("accuracy_correct"), h.get("accuracy_correct_ci"), mean_short),
+                         pct_ci(h.get("accuracy_incorrect"), h.get("accuracy_incorrect_ci"), mean_short),
+                         pp_ci(h.get("framing_effect"), h.get("framing_effect_ci"), mean_short),
                          pct(h.get("framing_effect_mde")),
-                         pct_ci(h.get("strict_all"), h.get("strict_all_ci"))])
+                         pct_ci(h.get("strict_all"), h.get("strict_all_ci"), count_short)])
     return rows
 
 

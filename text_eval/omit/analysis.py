@@ -216,12 +216,12 @@ def _rng(seed: int, *key: str) -> np.random.Generator:
 
 
 def _wilson(count: int, n: int) -> tuple[float | None, float | None]:
-    if not n:
-        return None, None
-    from statsmodels.stats.proportion import proportion_confint
+    """The report's interval of a share of ``n`` scenarios (Wilson; none below
+    ``stats.MIN_CONTEXTS_BINARY``)."""
+    from framebench.scoring.stats import proportion_interval
 
-    low, high = proportion_confint(count, n, alpha=0.05, method="wilson")
-    return float(max(low, 0.0)), float(min(high, 1.0))
+    ci = proportion_interval(count, n)
+    return (None, None) if ci is None else (ci[0], ci[1])
 
 
 def _draw_means(values: np.ndarray, size: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:

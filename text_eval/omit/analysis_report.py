@@ -37,6 +37,16 @@ def _pp(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:+.1f}"
 
 
+def _interval(rates: dict[str, Any]) -> str:
+    """OBR's ``[lo, hi]`` in percent; ``n < 10`` where too few pairs give no interval."""
+    from framebench.scoring.stats import MIN_CONTEXTS_BINARY
+
+    low, high, n = rates.get("OBR_low"), rates.get("OBR_high"), rates.get("n") or 0
+    if low is None or high is None:
+        return f"n < {MIN_CONTEXTS_BINARY}" if 0 < n < MIN_CONTEXTS_BINARY else "—"
+    return f"[{_pc(low)}, {_pc(high)}]"
+
+
 def _ckey(c: str) -> tuple[int, str]:
     m = re.fullmatch(r"M(\d+)", c)
     return (int(m.group(1)) if m else 10**6, c)
@@ -56,7 +66,7 @@ def tables(analysis: dict[str, Any]) -> list[Table]:
         rows = []
         for model in sorted(rates):
             r = rates[model].get("M0") or next(iter(rates[model].values()))
-            rows.append([model, _pc(r["OBR"]), f"[{_pc(r['OBR_low'])}, {_pc(r['OBR_high'])}]", _pc(r["ABR"]),
+            rows.append([model, _pc(r["OBR"]), _interval(r), _pc(r["ABR"]),
                          _pc(r["FCR"]), str(r["n"]), str(r["unparsed_pairs"])])
         out.append(Table("Omission bias on the conflict-labeled scenarios, baseline M0 (OMIT Table 9)",
                          "Per-condition rates (OMIT Table 11) are in the OMIT section.",
@@ -66,8 +76,10 @@ def tables(analysis: dict[str, Any]) -> list[Table]:
         rows = [["Panel disagreement", p["condition"], str(p["models"]), _pp(p["lift"]),
                  f"[{_pp(p['lift_low'])}, {_pp(p['lift_high'])}]", _p(p["p"])] for p in rb["pooled"]]
         out.append(Table(f"OBR lift over a size-matched random baseline (OMIT Table 8; K={rb['k']})",
-                         "Lift = observed OBR minus the random draw's, pooled over models.",
-                         ["Selector", "Condition", "Models", "Lift (pp)", "95% CI", "p"], rows))
+                         "Lift = observed OBR minus the random draw's, pooled over models. Brackets: "
+                         "the middle 95 % of the lift over the K random draws (how much the "
+                         "baseline's draw moves it), not a confidence interval of the OBR.",
+                         ["Selector", "Condition", "Models", "Lift (pp)", "95% of draws", "p"], rows))
     if rb.get("rows"):
         rows, by_cond = [], {}
         for r in sorted(rb["rows"], key=lambda r: (_ckey(r["condition"]), r["model"])):

@@ -4,7 +4,8 @@ A pair is the action and omission frame of one scenario (``context_id``) for one
 condition. It counts when both frames are present with a parsed ``Yes``/``No`` answer; any other
 scenario seen for that model and condition is an ``unparsed_pairs`` case. Over counted pairs,
 with the pattern written (action, omission): ``OBR`` = share of (No, No), ``ABR`` = (Yes, Yes),
-``FCR`` = (Yes, No) + (No, Yes); ``OBR_low``/``OBR_high`` are the Wilson 95 % interval.
+``FCR`` = (Yes, No) + (No, Yes); ``OBR_low``/``OBR_high`` are the Wilson 95 % interval (None
+below ``stats.MIN_CONTEXTS_BINARY`` pairs); ``small_sample``: fewer than ``stats.SMALL_N`` pairs.
 
 Intervention tests: for each model and condition Mk (k >= 1) beside M0, over scenarios with a
 counted pair in both, ``b`` = NN at M0 but not at Mk, ``c`` = the reverse; ``p`` is the exact
@@ -31,7 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
+
+from framebench.scoring.stats import proportion_intervals, small_sample
 
 PERSONA_PREFIX = "persona:"
 BASELINE = "M0"
@@ -66,25 +68,24 @@ def _rate(count: float, n: float) -> float | None:
 
 
 def rates(table: pd.DataFrame) -> dict[str, Any]:
-    """``{model: {condition: {n, OBR, OBR_low, OBR_high, ABR, FCR, unparsed_pairs}}}``."""
+    """``{model: {condition: {n, OBR, OBR_low, OBR_high, ABR, FCR, unparsed_pairs, small_sample}}}``."""
     pattern = table["pattern"]
     counts = pd.DataFrame({
         "n": pattern.notna(), "NN": pattern == "NN", "YY": pattern == "YY",
         "FC": pattern.isin(["YN", "NY"]), "unparsed_pairs": pattern.isna(),
     }).groupby(level=["model", "condition"]).sum()
-    n = counts["n"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low, high = proportion_confint(counts["NN"].to_numpy(), n, alpha=0.05, method="wilson")
+    intervals = proportion_intervals(counts["NN"].to_numpy(), counts["n"].to_numpy())
     out: dict[str, Any] = {}
-    for i, ((model, condition), row) in enumerate(counts.iterrows()):  # per (model, condition)
+    for ((model, condition), row), ci in zip(counts.iterrows(), intervals, strict=True):
         out.setdefault(model, {})[condition] = {
             "n": int(row["n"]),
             "OBR": _rate(row["NN"], row["n"]),
-            "OBR_low": float(0.0 if low[i] < 1e-12 else low[i]) if row["n"] else None,
-            "OBR_high": float(1.0 if high[i] > 1 - 1e-12 else high[i]) if row["n"] else None,
+            "OBR_low": None if ci is None else ci[0],
+            "OBR_high": None if ci is None else ci[1],
             "ABR": _rate(row["YY"], row["n"]),
             "FCR": _rate(row["FC"], row["n"]),
             "unparsed_pairs": int(row["unparsed_pairs"]),
+            "small_sample": small_sample(int(row["n"])),
         }
     return out
 

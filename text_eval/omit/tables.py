@@ -17,9 +17,12 @@ from framebench.scoring.formatting import (
     pct,
     pct_ci,
     small_n_note,
+    withheld,
+    withheld_note,
 )
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import MISSING, Table, natural_key, ordered
+from framebench.scoring.stats import MIN_CONTEXTS_BINARY
 from framebench.text_eval.omit.conditions import OWN_WORDING_NOTE, any_own_wording, display_name
 
 if TYPE_CHECKING:
@@ -36,7 +39,8 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
     for model in ordered(rates):
         for condition in ordered(rates[model]):
             r = rates[model][condition]
-            obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")])
+            obr = pct_ci(r.get("OBR"), [r.get("OBR_low"), r.get("OBR_high")],
+                         withheld(r.get("n"), MIN_CONTEXTS_BINARY))
             rows.append([model, display_name(condition), n_cell(r.get("n")), obr, pct(r.get("ABR")),
                          pct(r.get("FCR")), count(r.get("unparsed_pairs"))])
     if not rows:
@@ -47,7 +51,8 @@ def omit_rates_table(rates: Mapping[str, Any]) -> Table | None:
         "an answer could not be read. In (action, omission) order: OBR = (No, No), ABR = (Yes, Yes), "
         "FCR = (Yes, No) or (No, Yes), as shares of the n pairs. Brackets: Wilson 95 % interval. "
         "Only evaluated models: the dataset's persona panel is not a model."
-        + small_n_note(rows, 2, "pairs") + _own_wording_note(c for m in rates.values() for c in m),
+        + withheld_note(rows, "pairs") + small_n_note(rows, 2, "pairs")
+        + _own_wording_note(c for m in rates.values() for c in m),
         header=header,
         rows=rows,
         figures=(OBR_FIGURE,),
