@@ -569,9 +569,16 @@ def records(all_draws: list[Draw], study: int) -> pd.DataFrame:
         for name in MODELS:
             p = d.p[name][study].ravel()
             probs = _answer_probs(rows, p) if name == "A" else ""
-            parts.append(rows.assign(model=name, correct=d.right[name][study].ravel().astype(bool),
+            correct = d.right[name][study].ravel().astype(bool)
+            parts.append(rows.assign(model=name, correct=correct, answer=_answers(rows["gold"], correct),
                                      answer_probs=probs))
     return pd.concat(parts, ignore_index=True).assign(suite="framingqa", parse="ok")
+
+
+def _answers(gold: pd.Series, correct: np.ndarray) -> list[str]:
+    """The answer each row gave: its gold when right, else another answer of its set."""
+    other = {"Yes": "No", "No": "Yes", "A": "B", "B": "C", "C": "D", "D": "A"}
+    return [g if ok else other[g] for g, ok in zip(gold, correct, strict=True)]
 
 
 def _answer_probs(rows: pd.DataFrame, p_gold: np.ndarray) -> list[str]:

@@ -21,7 +21,6 @@ from framebench.scoring.report import compute_report
 from framebench.scoring.summary import print_summary, summary_report
 from framebench.text_eval.framingqa.finding import letter_prior
 
-Z = 1.959963984540054  # the 97.5 % normal quantile: a Wilson interval of 0 of n ends at z²/(n + z²)
 BASELINE = "baseline:always-yes"
 
 
@@ -40,7 +39,8 @@ def binary_rows(model: str, pattern: dict[str, dict[str, list[bool]]]) -> list[d
     return rows
 
 
-GOLDS = {"c1": "A", "c2": "B", "c3": "C", "c4": "D"}  # each context's right letter: A right in 25 %
+# each context's right letter: A right in 25 %; 12 contexts, enough for a paired 0/1 interval
+GOLDS = {f"c{i}": "ABCD"[(i - 1) % 4] for i in range(1, 13)}
 
 
 def mc_rows(model: str, answer_of: dict[str, str] | None = None) -> list[dict]:
@@ -86,10 +86,9 @@ def test_an_interval_excluding_0_is_called_an_effect(report):
     assert head["framing_effect"] == pytest.approx(0.75)  # (1 + 0.5 + 0.5 + 1) / 4
     assert excludes_zero(head["framing_effect_ci"])  # every context's effect is at least 0.5
     (text,) = sentences(report, "effect")
-    upper = 100 * Z**2 / (4 + Z**2)  # strict accuracy 0 of 4 contexts: Wilson (0, 49.0)
     assert text.startswith("FramingQA binary yes/no, 4 contexts: framing effect +75.0 pp (")
     assert "), excluding 0: right more often when the framing names the right answer" in text
-    assert f"strict accuracy 0.0 % (0.0 to {upper:.1f})." in text
+    assert "strict accuracy 0.0 % (no interval below 10 contexts)." in text  # 0/1 intervals need 10
     assert "not distinguishable" not in text
 
 
@@ -108,10 +107,10 @@ def test_an_interval_including_0_is_not_distinguishable_from_noise(report):
 def test_a_model_equal_to_the_baseline_is_flagged_and_a_different_one_not(report):
     flags = [s for s in sentences(report, "same") if s.startswith("⚑ Equal to")]
     assert flags == [f"⚑ Equal to {BASELINE} on every measure, on the same items: FramingQA (text), "
-                     "Multiple choice (n = 4)."]
+                     "Multiple choice (n = 12)."]
     near = [s for s in sentences(report, "near") if BASELINE in s]
     assert near == [f"⚑ Not distinguishable from {BASELINE} on the same items (every paired difference's "
-                    "interval includes 0): FramingQA (text), Multiple choice (n = 4)."]
+                    "interval includes 0): FramingQA (text), Multiple choice (n = 12)."]
     assert not any(BASELINE in s for s in sentences(report, "good"))  # 100 % vs 25 % in every context
     models = [m["model"] for m in report["finding"]["models"]]
     assert models[-1] == BASELINE and report["finding"]["models"][-1]["baseline"]  # baselines last

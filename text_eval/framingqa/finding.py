@@ -11,6 +11,7 @@ from typing import Any
 from framebench.scoring.finding import effect_words, pct_words
 from framebench.scoring.formatting import as_number, pct
 from framebench.scoring.sections import FORMAT_NAMES, ordered
+from framebench.scoring.stats import MIN_CONTEXTS_BINARY
 
 POOLED_TASK = "all"
 PRIOR_EXCESS = 0.25  # an answer given this much more often than it is right is flagged
@@ -38,6 +39,8 @@ def format_sentence(fmt: str, metrics: Mapping[str, Any], head: Mapping[str, Any
     effect = effect_words("framing effect", head.get("framing_effect"), head.get("framing_effect_ci"), n,
                           "contexts", head.get("framing_effect_mde"), RIGHT_MORE, WRONG_MORE)
     strict = "strict accuracy " + pct_words(metrics.get("strict_all"), metrics.get("strict_all_ci"))
+    if metrics.get("strict_all") is not None and metrics.get("strict_all_ci") is None:
+        strict += f" (no interval below {MIN_CONTEXTS_BINARY} contexts)"
     text = f"FramingQA {FORMAT_NAMES.get(fmt, fmt).lower()}, {n} contexts: "
     return text + "; ".join(part for part in (effect, strict) if part) + "." + answer_prior(fmt, metrics)
 
