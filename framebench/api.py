@@ -88,12 +88,13 @@ def embodied_dry_run(planner: str, episodes: str | Path, *, simulator: str = DEF
                      simulator_options: Mapping[str, Any] | None = None, limit: int | None = None) -> DryRun:
     """What ``run_embodied`` with these arguments would run (episodes, episode-variants, the
     bound on planner calls), checked as it checks them; nothing is run or written."""
+    from framebench.paths import data_path
     from framebench.registry import build_engine
     from framebench.simulation import SimulationSettings
 
     settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens, limit=limit,
                                   options=dict(simulator_options or {}))
-    return build_engine(simulator, "simulator").dry_run(planner, Path(episodes), settings)
+    return build_engine(simulator, "simulator").dry_run(planner, data_path(episodes), settings)
 
 
 @dataclass

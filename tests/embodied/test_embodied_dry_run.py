@@ -79,3 +79,12 @@ def test_dry_run_mistakes_are_one_line(tmp_path, capsys, args, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
     assert not (tmp_path / "x").exists()
+
+
+def test_dry_run_takes_the_installed_demo_episodes_by_name(tmp_path, capsys, monkeypatch):
+    """``demo:robotics/episodes.json.gz`` names the packaged file from any folder, as for a run."""
+    monkeypatch.chdir(tmp_path)
+    assert cli(["embodied", "--planner", "oracle", "--episodes", "demo:robotics/episodes.json.gz",
+                "--out", "run", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert f"dry run: {7 * episodes_in_file()} episode-variants" in text and not (tmp_path / "run").exists()
