@@ -3,6 +3,7 @@ exit 130, nothing half-written, and the same command resumes from the store."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,8 +18,8 @@ from framebench.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "datasets" / "demo" / "framingqa"
-TASK = ("--tasks", "law_issue_spotting")  # 4 contexts: 240 binary + 124 MC items
-TOTAL = 364
+TASK = ("--tasks", "law_issue_spotting")  # the demo's 4 law issue-spotting contexts
+TOTAL = sum(json.loads(line)["task"] == TASK[1] for line in (DATA / "items.jsonl").read_text().splitlines() if line)
 PROGRESS = re.compile(r": (\d+)/(\d+) \(")
 
 
