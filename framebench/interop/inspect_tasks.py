@@ -157,12 +157,27 @@ def action_scorer(suite_name: str, suite_metrics: list[Metric]) -> Any:
     return action()
 
 
+def inspect_name(name: str) -> str:
+    """The name a task registers under, so that Inspect lists it as ``framebench/<name>``.
+
+    Inspect prefixes a task with its module's top-level package when that package lies in
+    site-packages (a wheel) or is installed editable under a distribution of the same name.
+    framebench's distribution is ``framebench-eval``, so an editable install from a checkout gets
+    no prefix from Inspect and is given it here. The test is Inspect's own (a private helper of
+    inspect-ai 0.3.285, the version tested; tests/interop/test_interop_inspect.py runs both ways)."""
+    try:
+        from inspect_ai._util.package import get_installed_package_name
+    except ImportError:  # a later Inspect: give the prefix; its own, if any, shows in the listing
+        return f"framebench/{name}"
+    return name if get_installed_package_name(inspect_name) == "framebench" else f"framebench/{name}"
+
+
 def _task(suite_name: str, samples: list[TextSample], scorer_: Any) -> Task:
     return Task(dataset=_dataset(samples, suite_name), solver=framebench_generate(), scorer=scorer_,
                 metadata={"framebench_suite": suite_name})
 
 
-@task
+@task(name=inspect_name("framingqa"))
 def framingqa(data: str, task: str | None = None, format: str | None = None) -> Task:
     """FramingQA text items of ``data`` (optionally one task and one format: binary or mc)."""
     name, path = framingqa.__name__, items_file(data)
@@ -172,7 +187,7 @@ def framingqa(data: str, task: str | None = None, format: str | None = None) -> 
     return _task(name, [to_sample(job_of(it, None, str(path))) for it in items], framingqa_scorer())
 
 
-@task
+@task(name=inspect_name("omit"))
 def omit(data: str, condition: str | None = None) -> Task:
     """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
     name, path = omit.__name__, items_file(data)

