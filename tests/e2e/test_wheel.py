@@ -142,3 +142,7 @@ def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
     assert (elsewhere / "runs" / "yes" / "records.parquet").stat().st_size > 0
     listing = run([python, "-m", "framebench", "list", "planners"], cwd=elsewhere, env=env).stdout
     assert "oracle" in listing and "choice:" in listing
+    # Inspect names an installed package's tasks itself: framebench/framingqa, as from a checkout
+    names = ("from inspect_ai._util.registry import registry_info; import framebench.interop.inspect_tasks as t; "
+             "print(registry_info(t.framingqa).name, registry_info(t.omit).name)")
+    assert run([python, "-c", names], cwd=elsewhere, env=env).stdout.split() == ["framebench/framingqa", "framebench/omit"]
