@@ -177,7 +177,12 @@ def _task(suite_name: str, samples: list[TextSample], scorer_: Any) -> Task:
                 metadata={"framebench_suite": suite_name})
 
 
-@task(name=inspect_name("framingqa"))
+def registered_task(fn: Any) -> Any:
+    """Inspect's ``@task`` under the name ``inspect_name`` gives the function."""
+    return task(name=inspect_name(fn.__name__))(fn)
+
+
+@registered_task
 def framingqa(data: str, task: str | None = None, format: str | None = None) -> Task:
     """FramingQA text items of ``data`` (optionally one task and one format: binary or mc)."""
     name, path = framingqa.__name__, items_file(data)
@@ -187,7 +192,7 @@ def framingqa(data: str, task: str | None = None, format: str | None = None) -> 
     return _task(name, [to_sample(job_of(it, None, str(path))) for it in items], framingqa_scorer())
 
 
-@task(name=inspect_name("omit"))
+@registered_task
 def omit(data: str, condition: str | None = None) -> Task:
     """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
     name, path = omit.__name__, items_file(data)
