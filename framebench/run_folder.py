@@ -193,12 +193,11 @@ class Runs:
 
 def read_run_json(run_dir: Path) -> dict[str, Any]:
     """``run_dir/run.json`` as a dict; empty when the folder has none or it does not parse (the
-    report then lists the folder with what its records say)."""
-    try:
-        info = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return info if isinstance(info, dict) else {}
+    report then lists the folder with what its records say). The one reader is
+    ``framebench.runinfo.read_run_info``."""
+    from framebench.runinfo import read_run_info
+
+    return read_run_info(run_dir) or {}
 
 
 def run_limit(info: Mapping[str, Any]) -> int | None:

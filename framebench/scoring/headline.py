@@ -46,7 +46,7 @@ class Headline(ReportPart):
             if report.get(part.name):
                 found = part.headline_rows(report)
                 rows += found
-                if found and getattr(part, "headline_note", ""):
+                if found and part.headline_note:
                     notes.append(part.headline_note)
         if not rows:
             return []

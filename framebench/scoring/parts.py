@@ -111,6 +111,9 @@ class ReportPart:
         return {}
 
     # ---- contributions to the headline part (framebench.scoring.headline)
+    # a sentence under the headline table saying what its rows mean for this part ("" = none)
+    headline_note: str = ""
+
     def headline(self, inputs: ReportInput) -> Mapping[str, Any] | None:
         """``{model: {row key: {...}}}`` entries this part adds to ``report["headline"]``."""
         return None
