@@ -28,9 +28,9 @@ def sweep(
     """Run every combination in the plan, then score all runs into OUT/report."""
     from framebench import api
     from framebench.executors import check_executor
-    from framebench.pipeline.sweep import read_plan, resolve_executor, run_sweep
     from framebench.scoring.cautions import FORCED
     from framebench.scoring.summary import print_summary
+    from framebench.sweep import read_plan, resolve_executor, run_sweep
 
     plan = read_plan(plan_file)
     resolve_executor(plan, plan_file, executor and check_executor(executor), ray_address, ray_workers)

@@ -14,7 +14,7 @@ from framebench import records, registry
 
 CORE = Path(__file__).resolve().parents[2] / "framebench"
 # the sweep plan's [embodied] section is the ``framebench embodied`` command's, not the suite's
-ALLOWED = {("pipeline/sweep.py", "embodied")}
+ALLOWED = {("sweep.py", "embodied")}
 
 
 def suite_words() -> set[str]:

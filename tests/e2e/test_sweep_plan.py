@@ -11,14 +11,14 @@ import pytest
 from test_readme import readme_files
 
 from framebench.cli import main
-from framebench.pipeline.sweep import (
+from framebench.records import read_records
+from framebench.sweep import (
     EMBODIED_KEYS,
     TEXT_KEYS,
     TOP_KEYS,
     read_plan,
     resolve_executor,
 )
-from framebench.records import read_records
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
@@ -101,7 +101,7 @@ def test_a_sweep_runs_the_simulators_it_names_with_their_options(tmp_path, monke
     options, which every simulator of the plan checks before anything runs."""
     from framebench import registry
     from framebench.errors import UserError
-    from framebench.pipeline import sweep
+    from framebench import sweep
 
     plan = tmp_path / "plan.toml"
     body = (f'out = "s"\nexecutor = "local"\n[embodied]\nplanners = ["oracle"]\n'

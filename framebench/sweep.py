@@ -284,27 +284,22 @@ def resolve_executor(plan: Plan, path: Path, executor: str | None, ray_address: 
 
 def execute(run: SweepRun, executor: str, ray_address: str | None, workers: int | None, progress: bool,
             force: bool = False) -> None:
-    """One run of the plan, through the text pipeline or its simulator engine (what
-    ``framebench text`` and ``framebench embodied --simulator NAME`` run)."""
-    from framebench.pipeline.text import run_text
-    from framebench.registry import build_engine
+    """One run of the plan, as ``framebench text`` or ``framebench embodied --simulator NAME``
+    runs it (through ``framebench.api``)."""
+    from framebench import api
 
     opts = run.options
     cluster = dict(executor=executor, ray_address=ray_address, ray_workers=workers)
     if run.kind == "text":
-        run_text(run.spec, run.data, run.out, limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
-                 concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
-                 conditions=run.condition or None, answer=run.answer or DEFAULT_ANSWER_MODE, progress=progress,
-                 force=force, **cluster)
+        api.run_text(run.spec, run.data, run.out, limit=opts.get("limit"), batch_size=opts.get("batch_size", "auto"),
+                     concurrency=opts.get("concurrency", 8), base_url=opts.get("base_url"),
+                     conditions=run.condition or None, answer=run.answer or DEFAULT_ANSWER_MODE,
+                     progress=progress, force=force, **cluster)
         return
-    from framebench.simulation import SimulationSettings
-
-    sim = build_engine(run.simulator or DEFAULT_SIMULATOR, "simulator")
-    defaults = SimulationSettings()
-    settings = SimulationSettings(replan_cap=opts.get("replan_cap", defaults.replan_cap),
-                                  max_new_tokens=opts.get("max_new_tokens", defaults.max_new_tokens),
-                                  limit=opts.get("limit"), options=dict(opts.get("simulator_options") or {}))
-    sim.run(run.spec, run.data, run.out, settings, progress=progress, force=force, **cluster)
+    extra = {k: opts[k] for k in ("replan_cap", "max_new_tokens") if k in opts}
+    api.run_embodied(run.spec, run.data, run.out, simulator=run.simulator or DEFAULT_SIMULATOR,
+                     simulator_options=dict(opts.get("simulator_options") or {}), limit=opts.get("limit"),
+                     progress=progress, force=force, **extra, **cluster)
 
 
 def run_sweep(plan: Plan, progress: bool = True, echo=print, force: bool = False) -> list[Path]:
