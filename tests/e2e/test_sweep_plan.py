@@ -99,9 +99,8 @@ def test_local_sweep_runs_and_scores(tmp_path, capsys):
 def test_a_sweep_runs_the_simulators_it_names_with_their_options(tmp_path, monkeypatch):
     """Any registered simulator, not only the symbolic one: each gets the plan's settings and its
     options, which every simulator of the plan checks before anything runs."""
-    from framebench import registry
+    from framebench import registry, sweep
     from framebench.errors import UserError
-    from framebench import sweep
 
     plan = tmp_path / "plan.toml"
     body = (f'out = "s"\nexecutor = "local"\n[embodied]\nplanners = ["oracle"]\n'
