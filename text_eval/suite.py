@@ -57,7 +57,10 @@ DOMAIN_HELP = {
 
 
 @dataclass
-class FramingQASuite(Suite):
+class FramingQAItems(Suite):
+    """FramingQA's task: its items, jobs and records, and its drill-down; shared by the suite and
+    its rotated-options control, which differ in what they report."""
+
     def task_names(self) -> tuple[str, ...]:
         """One task per registered domain (``framebench.text_eval.framingqa.domains``)."""
         from framebench.text_eval.framingqa.domains import task_names
@@ -127,6 +130,21 @@ class FramingQASuite(Suite):
 
         return allowed_answers(job.item["format"], len(job.item.get("options") or []))
 
+    def context_summary(self, records):
+        """Strict: the context passes when every question is answered right."""
+        k = sum(bool(r.get("correct")) and r.get("parse") == "ok" for r in records)
+        passed = k == len(records)
+        return f"{k}/{len(records)} correct · strict {'✓' if passed else '✗'}", "pass" if passed else "fail"
+
+    def model_summary(self, rows):
+        k = int((rows["correct"].fillna(False).astype(bool) & (rows["parse"] == "ok")).sum())
+        return f"{k}/{len(rows)} correct · strict {'✓' if k == len(rows) else '✗'}"
+
+
+@dataclass
+class FramingQASuite(FramingQAItems):
+    """FramingQA: its task, and its report (metrics, tables, figures, headline, finding)."""
+
     headline_note = ("FramingQA: per context the share of its questions of that bias answered "
                      "right, averaged over contexts.")
 
@@ -172,16 +190,6 @@ class FramingQASuite(Suite):
         from framebench.text_eval.framingqa.finding import framingqa_finding
 
         return framingqa_finding(report)
-
-    def context_summary(self, records):
-        """Strict: the context passes when every question is answered right."""
-        k = sum(bool(r.get("correct")) and r.get("parse") == "ok" for r in records)
-        passed = k == len(records)
-        return f"{k}/{len(records)} correct · strict {'✓' if passed else '✗'}", "pass" if passed else "fail"
-
-    def model_summary(self, rows):
-        k = int((rows["correct"].fillna(False).astype(bool) & (rows["parse"] == "ok")).sum())
-        return f"{k}/{len(rows)} correct · strict {'✓' if k == len(rows) else '✗'}"
 
 
 @dataclass
@@ -324,7 +332,7 @@ class OmitSuite(Suite):
 
 
 @dataclass
-class FramingQARotatedSuite(FramingQASuite):
+class FramingQARotatedSuite(FramingQAItems):
     """FramingQA MC items in rotated option orders (``framebench.text_eval.framingqa.rotation``): run like FramingQA,
     scored only as option-position control, next to the same model's fixed-order rows."""
 
@@ -338,21 +346,6 @@ class FramingQARotatedSuite(FramingQASuite):
         from framebench.text_eval.framingqa.rotation import rotation_table
 
         return [Section(self.title, [rotation_table(report[self.name])])]
-
-    def report_figures(self, report):
-        return []
-
-    def comparison(self):
-        return None
-
-    def summary_tables(self, report):
-        return []
-
-    def headline(self, inputs):
-        return None
-
-    def headline_rows(self, report):
-        return []
 
     def finding(self, report):
         from framebench.text_eval.framingqa.finding import rotation_finding
