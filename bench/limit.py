@@ -41,6 +41,8 @@ sys.path.insert(0, str(BENCH.parent))
 
 import engines  # noqa: E402  (bench/engines.py: the engines, items and random-init shapes)
 
+from framebench.backends.prefix_trie import trie_positions  # noqa: E402
+
 RATE_TOKENS = "1,8,32,128,512,2048"
 
 
@@ -78,23 +80,6 @@ def machine_rates(backend, tokens: list[int], repeats: int = 3) -> dict[int, flo
 
 
 # ---- the work -----------------------------------------------------------------------------
-def trie_positions(seqs: list[list[int]]) -> tuple[int, int]:
-    """(nodes, sum of depths) of the token trie of ``seqs``: every distinct prefix once. A node
-    at depth d is a token whose query attends to d keys."""
-    nodes = depth_sum = 0
-    previous: list[int] = []
-    for seq in sorted(seqs):
-        common = 0
-        for a, b in zip(previous, seq, strict=False):
-            if a != b:
-                break
-            common += 1
-        nodes += len(seq) - common
-        depth_sum += sum(range(common + 1, len(seq) + 1))
-        previous = seq
-    return nodes, depth_sum
-
-
 def model_flops(cfg, body_params: int, tokens: int, logits: int, attention_pairs: int) -> float:
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     lm_head = cfg.hidden_size * cfg.vocab_size

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from framebench.backends.base import Chat, Decoding
+from framebench.backends.prefix_trie import unique_tokens
 from framebench.suite import Job
 
 CHARS_PER_TOKEN = 4  # the approximation where the engine declares no tokenizer
@@ -134,21 +135,6 @@ def counter(spec: str) -> tuple[Callable[[Chat], list[int]], Callable[[str], int
         f"an approximation: one token per {CHARS_PER_TOKEN} characters (the engine declares no tokenizer)"
 
 
-def trie_size(sequences: list[list[int]]) -> int:
-    """Nodes of the prefix trie of ``sequences``: each sorted sequence adds what its predecessor
-    does not already share."""
-    total, previous = 0, []
-    for seq in sorted(sequences):
-        shared = 0
-        for a, b in zip(previous, seq, strict=False):
-            if a != b:
-                break
-            shared += 1
-        total += len(seq) - shared
-        previous = seq
-    return total
-
-
 def estimate(spec: str, jobs: list[Job], items: int, *, sample: int = 0, rate: float | None = None,
              prices: tuple[float, float] | None = None, model_args: Mapping[str, Any] | None = None) -> Estimate:
     from framebench.backends import DEFAULT_MODEL
@@ -161,7 +147,7 @@ def estimate(spec: str, jobs: list[Job], items: int, *, sample: int = 0, rate: f
     approximate = "approximation" in source
     per_char = (lambda n: math.ceil(n / CHARS_PER_TOKEN)) if approximate else (lambda n: n)
     input_tokens = sum(per_char(len(x)) for x in ids)
-    uncached = per_char(trie_size(ids))
+    uncached = per_char(unique_tokens(ids))
     generating = [j for j in jobs if generates(j)]
     extra = sum(1 for j in jobs if scores_answers(j) and reasons_first(j))
     result = Estimate(spec, items, len(jobs) + extra, len(generating), input_tokens, uncached,

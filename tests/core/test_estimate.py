@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from framebench.backends.prefix_trie import unique_tokens
 from framebench.cli import main
-from framebench.estimate import Estimate, estimate, select_jobs, trie_size
+from framebench.estimate import Estimate, estimate, select_jobs
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"
@@ -24,9 +25,9 @@ def _run(args: list[str], capsys) -> tuple[int, str, str]:
 
 def test_trie_size_counts_each_shared_prefix_once():
     # "abcd", "abce", "abx", "z": a-b-c-d, e under c, x under b, z: 4 + 1 + 1 + 1 = 7 nodes
-    assert trie_size([list(b"abcd"), list(b"abce"), list(b"abx"), list(b"z")]) == 7
-    assert trie_size([list(b"same"), list(b"same")]) == 4
-    assert trie_size([]) == 0
+    assert unique_tokens([list(b"abcd"), list(b"abce"), list(b"abx"), list(b"z")]) == 7
+    assert unique_tokens([list(b"same"), list(b"same")]) == 4
+    assert unique_tokens([]) == 0
 
 
 def test_cost_and_time_arithmetic():

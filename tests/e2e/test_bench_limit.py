@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 
 def test_trie_counts_each_distinct_prefix_once():
-    from limit import trie_positions
+    from framebench.backends.prefix_trie import trie_positions
 
     # [1,2,3] and [1,2,4] share two tokens: 3 + 1 nodes; [5] is a trie of its own
     assert trie_positions([[1, 2, 3], [1, 2, 4], [5]]) == (5, (1 + 2 + 3) + 3 + 1)
