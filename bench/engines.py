@@ -146,7 +146,7 @@ def framebench_engine(backend, items, chats, decodings, tmp: Path, tag: str):
     calls the runner makes (per decoding, whole contexts per call)."""
     try:
         from framebench.items import write_items
-        from framebench.pipeline.text import run_text
+        from framebench.api import run_text
         from framebench.records import read_records
     except ImportError:
         run_text = None

@@ -216,7 +216,7 @@ def cpu_parallelism() -> float:
 def bench_text(ray, data: Path, work: Path) -> dict[str, float]:
     import json
 
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
 
     def run_text_ray(*args, workers, **kwargs):
         return run_text(*args, executor="ray", ray_workers=workers, **kwargs)
@@ -323,11 +323,12 @@ def drive(args: argparse.Namespace) -> None:
     """One run on the cluster at ``--ray-address`` (inside the namespace); prints a JSON line."""
     import json
 
+    from framebench import api
     from framebench.pipeline import text
 
     text.CALL_SIZE = args.unit_size  # smaller units than the default call, for a short bench
     out = Path(args.out)
-    t, summary = timed(lambda: text.run_text(args.model, Path(args.data), out, formats=args.formats,
+    t, summary = timed(lambda: api.run_text(args.model, Path(args.data), out, formats=args.formats,
                                              limit=args.run_limit, conditions=args.conditions, progress=False,
                                              executor="ray", ray_address=args.ray_address))
     info = json.loads((out / "run.json").read_text())

@@ -5,10 +5,14 @@ non-LLM planners and the symbolic simulator. Any model engine's spec is also a p
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from framebench.backends.engines import HF_OPTIONS
 from framebench.registry import Engine
 from framebench.simulation import DryRun, SimulationSettings, Simulator
+
+if TYPE_CHECKING:
+    from framebench.pipeline.driver import Execution
 
 
 def _oracle(arg: str):
@@ -62,30 +66,26 @@ class SymbolicSimulator(Simulator):
 
         read_episodes(episodes)
 
-    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
-            progress: bool = True, force: bool = False, executor: str = "local",
-            ray_address: str | None = None, ray_workers: int | None = None) -> Path:
+    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings,
+            execution: Execution) -> Path:
         """The planner is built by the executor's workers (here, or on Ray nodes) after the checks."""
         from framebench.embodied.episodes import read_episodes
         from framebench.embodied.planners import check_planner_spec
-        from framebench.embodied.runner import run, run_identity
-        from framebench.runinfo import check_reuse
+        from framebench.embodied.runner import run
 
         check_planner_spec(planner)
         parsed = read_episodes(episodes)  # validate before loading any model
         s, options = settings, symbolic_options(settings.options)
-        identity = run_identity(planner, episodes, replan_cap=s.replan_cap, partnr_compat=options["partnr_compat"],
-                                limit=s.limit, max_new_tokens=s.max_new_tokens)
-        check_reuse(out, identity, force)
         if s.limit is not None and s.limit < len(parsed):
             from framebench.console import warn
 
             warn(f"--limit {s.limit}: running {s.limit} of {len(parsed)} episodes; these metrics are not the "
                  "benchmark's (use --limit for smoke tests only)")
+        e = execution
         return run(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=options["partnr_compat"],
-                   limit=s.limit, progress=progress, identity=identity, parsed=parsed,
-                   max_new_tokens=s.max_new_tokens, model_args=dict(s.model_args), executor=executor,
-                   ray_address=ray_address, ray_workers=ray_workers)
+                   limit=s.limit, progress=e.progress, parsed=parsed, max_new_tokens=s.max_new_tokens,
+                   model_args=dict(s.model_args), executor=e.executor, ray_address=e.ray_address,
+                   ray_workers=e.workers, force=e.force)
 
     def dry_run(self, planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:
         return symbolic_dry_run(planner, episodes, settings)

@@ -14,7 +14,7 @@ from framebench.embodied.evaluation import CONSTRAINT_TYPES, MODES, RELATIONS
 from framebench.embodied.framing import validate_purposes
 from framebench.embodied.world import HANDLE_ARGS, PREDICATES, STATE_PREDICATES
 from framebench.errors import UserError
-from framebench.runinfo import write_text_atomic
+from framebench.files import write_text_atomic
 
 CONSTRAINT_KINDS = ("none", "spatial", "temporal", "heterogeneous")
 _ENTITY_ARGS = {

@@ -20,10 +20,10 @@ terminates); it is recorded as PARTNR ingest records a crashed episode (percent 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from framebench.embodied.env import MAX_SIM_STEPS, SymbolicPartnrEnv
 from framebench.embodied.episodes import read_episodes
@@ -31,7 +31,12 @@ from framebench.embodied.evaluation import evaluation_mode
 from framebench.embodied.framing import FRAMINGS, frame_instruction, framing_suffix
 from framebench.embodied.planners import Decision, Planner
 from framebench.embodied.skills import parse_action
+from framebench.executors.base import WorkerMeta
 from framebench.run_folder import EPISODE_LOGS
+
+if TYPE_CHECKING:
+    from framebench.pipeline.driver import Rows
+    from framebench.run_folder import RunIdentity
 
 DEFAULT_REPLAN_CAP = 25
 EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would have raised (compat mode)
@@ -145,26 +150,10 @@ def run_framing(episode: dict[str, Any], bias: str, level: str, planner: Planner
     return run_framings(episode, [(bias, level)], planner, replan_cap, partnr_compat, max_sim_steps)[0]
 
 
-def run_identity(planner: str, episodes_file: Path, **settings: Any) -> dict[str, Any]:
-    """What makes two invocations the same run (compared before a planner is loaded)."""
-    from framebench.runinfo import file_sha256
-
-    return {"model": planner, "dataset_hash": file_sha256(episodes_file), "selection": settings}
-
-
 def run_settings(planner: Planner, replan_cap: int, partnr_compat: bool) -> dict[str, Any]:
     """Everything besides the planner fingerprint that determines a framing's result (part of its key)."""
     return {"replan_cap": replan_cap, "partnr_compat": partnr_compat, "simulator": "symbolic",
             **planner.settings()}
-
-
-def embodied_run_id(planner: str, fingerprint: str, dataset_hash: str, settings: dict[str, Any],
-                    limit: int | None) -> str:
-    """Stable run id (``framebench.run_folder`` policy): the same planner, episodes and settings give the
-    same id, resumed or not."""
-    from framebench.run_folder import run_id_for
-
-    return run_id_for(planner, [fingerprint, dataset_hash, {"limit": limit}, settings])
 
 
 def episode_keys(episode: dict[str, Any], fingerprint: str,
@@ -202,15 +191,15 @@ class EpisodeWorker:
         self.planner, self.max_new_tokens, self.model_args = planner, max_new_tokens, model_args
         self.replan_cap, self.partnr_compat, self.live = replan_cap, partnr_compat, live
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> WorkerMeta:
         if isinstance(self.planner, str):
             from framebench.embodied.planners import load_planner
 
             self.planner = load_planner(self.planner, max_new_tokens=self.max_new_tokens,
                                         model_args=self.model_args)
         planner = self.planner
-        return {"spec": planner.spec, "fingerprint": planner.fingerprint(), "uses_cap": planner.uses_cap,
-                "settings": run_settings(planner, self.replan_cap, self.partnr_compat)}
+        return WorkerMeta(planner.spec, planner.fingerprint(),
+                          settings=run_settings(planner, self.replan_cap, self.partnr_compat), uses_cap=planner.uses_cap)
 
     def run(self, unit: Any):
         """``unit.payload``: [(episode, {item id: store key} of the framings to run)]."""
@@ -245,19 +234,19 @@ class EpisodeWorker:
 
 def run(planner: Planner | str, episodes_file: Path, out: Path, replan_cap: int = DEFAULT_REPLAN_CAP,
         partnr_compat: bool = False, progress: bool = True, limit: int | None = None,
-        identity: dict[str, Any] | None = None, parsed: list[dict[str, Any]] | None = None, *,
-        max_new_tokens: int = 64, model_args: dict[str, Any] | None = None, executor: str = "local",
-        ray_address: str | None = None, ray_workers: int | None = None,
-        episodes_per_unit: int | None = None) -> Path:
+        parsed: list[dict[str, Any]] | None = None, *, max_new_tokens: int = 64,
+        model_args: dict[str, Any] | None = None, executor: str = "local", ray_address: str | None = None,
+        ray_workers: int | None = None, episodes_per_unit: int | None = None, force: bool = False) -> Path:
     """Run every episode x framing; write records, per-framing logs, run.json and prompts.jsonl.
     ``planner``: a built planner (local runs) or a planner spec (built by each worker, on any
     executor). ``parsed``: the episode file's episodes when the caller has already read them.
     ``episodes_per_unit``: unit size (default: by the planner's cost, see ``EPISODE_SECONDS``)."""
-    from framebench.pipeline.driver import drive
+    from framebench.pipeline.driver import Execution, drive
 
-    front = EpisodeRun(planner, Path(episodes_file), Path(out), replan_cap, partnr_compat, limit, identity,
-                       parsed, max_new_tokens, model_args, executor == "local", episodes_per_unit)
-    return drive(front, executor=executor, ray_address=ray_address, workers=ray_workers, progress=progress)
+    front = EpisodeRun(planner, Path(episodes_file), Path(out), replan_cap, partnr_compat, limit, parsed,
+                       max_new_tokens, model_args, executor == "local", episodes_per_unit)
+    drive(front, Execution(executor, ray_address, ray_workers, progress, force))
+    return Path(out)
 
 
 def episode_rows(episodes: list[dict[str, Any]], results: dict[str, dict[str, Any]], run_id: str, spec: str,
@@ -290,21 +279,26 @@ class EpisodeRun:
     replan_cap: int
     partnr_compat: bool
     limit: int | None
-    identity: dict[str, Any] | None
     parsed: list[dict[str, Any]] | None
     max_new_tokens: int
     model_args: dict[str, Any] | None
     local: bool
     episodes_per_unit: int | None
+    producer: str = "embodied"
+    simulator: str = "symbolic"
 
-    def select(self) -> None:
-        from framebench.runinfo import now_iso
+    def select(self) -> RunIdentity:
+        from framebench.files import file_sha256
+        from framebench.run_folder import RunIdentity
 
         self.episodes = (read_episodes(self.episodes_file) if self.parsed is None else self.parsed)[:self.limit]
-        self.started = now_iso()
         self.spec = self.planner if isinstance(self.planner, str) else self.planner.spec
         if not self.local and not isinstance(self.planner, str):
             raise TypeError("a Ray run builds the planner on each worker: pass its spec")
+        selection = {"replan_cap": self.replan_cap, "partnr_compat": self.partnr_compat, "limit": self.limit,
+                     "max_new_tokens": self.max_new_tokens}
+        # the id hashes the limit; the other settings enter it with the planner's (``run_settings``)
+        return RunIdentity(self.spec, file_sha256(self.episodes_file), selection, {"limit": self.limit})
 
     def recipe(self) -> Any:
         from framebench.executors import Recipe
@@ -315,24 +309,25 @@ class EpisodeRun:
                                       self.partnr_compat, self.local),
                       device=device, label=f"{self.spec} episode framings")
 
-    def plan(self, meta: dict[str, Any], store: Any, workers: int) -> Any:
-        """Serve the store, plan the episodes' missing framings as units."""
+    def keys(self, meta: WorkerMeta) -> list[str]:
+        self.keyed = [episode_keys(episode, meta.fingerprint, meta.settings) for episode in self.episodes]
+        return [key for ep_keys, _ in self.keyed for key in ep_keys.values()]
+
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: Any, workers: int) -> Any:
+        """Plan the episodes' framings ``stored`` lacks as units."""
         from framebench.executors import Unit
         from framebench.executors.packing import pack, pack_size
         from framebench.pipeline.driver import Plan
 
         (self.out / EPISODE_LOGS).mkdir(exist_ok=True)
-        episodes = self.episodes
-        self.keyed = [episode_keys(episode, meta["fingerprint"], meta["settings"]) for episode in episodes]
-        keys = [k for k, _ in self.keyed]
+        episodes, keys = self.episodes, [k for k, _ in self.keyed]
         index_of = {id(episode): i for i, episode in enumerate(episodes)}
-        self.results = results = store.get_many(k for ep_keys in keys for k in ep_keys.values())
         self.decisions = 0
 
         def todo(indices: range | list[int]) -> list[tuple[dict[str, Any], dict[str, str]]]:
             work = []
             for i in indices:
-                missing = {iid: k for iid, k in keys[i].items() if k not in results}
+                missing = {iid: k for iid, k in keys[i].items() if k not in stored}
                 if missing:
                     work.append((episodes[i], missing))
             return work
@@ -346,41 +341,30 @@ class EpisodeRun:
 
         atoms = [i for i in range(len(episodes)) if todo([i])]
         size = self.episodes_per_unit or pack_size(len(atoms), workers,
-                                                   EPISODE_SECONDS.get(meta["spec"].partition(":")[0]))
+                                                   EPISODE_SECONDS.get(meta.spec.partition(":")[0]))
         units = [unit(n, todo([atoms[i] for i in span])) for n, span in enumerate(pack(len(atoms), size))]
-        return Plan(units, f"{meta['spec']} episode framings", len(episodes) * len(FRAMINGS), served=len(results),
+        return Plan(units, f"{meta.spec} episode framings", len(episodes) * len(FRAMINGS), served=len(stored),
                     unit="framings", fields={"planner decisions": 0}, remaining=remaining)
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
         self.decisions += chunk.counts.get("planner decisions", 0)
-        self.results.update((key, fields) for key, _, fields in chunk.entries)
         return chunk.done, {"planner decisions": self.decisions}
 
-    def finish(self, meta: dict[str, Any], pool: Any, persisted: dict[str, Any]) -> Path:
-        """Results -> records -> the run folder."""
-        from framebench.pipeline import finalize
-        from framebench.run_folder import RunInfo
-        from framebench.runinfo import file_sha256
+    def run_settings(self, meta: WorkerMeta) -> Mapping[str, Any]:
+        return meta.settings
 
-        dataset_hash = file_sha256(self.episodes_file)
-        spec, settings = meta["spec"], meta["settings"]
-        run_id = embodied_run_id(spec, meta["fingerprint"], dataset_hash, settings, self.limit)
-        results = {iid: self.results[key] for ep_keys, _ in self.keyed for iid, key in ep_keys.items()}
-        rows = episode_rows(self.episodes, results, run_id, spec, meta["uses_cap"])
+    def rows(self, meta: WorkerMeta, run_id: str, stored: Mapping[str, Any]) -> Rows:
+        """Results -> records, in records order."""
+        from framebench.pipeline.driver import Rows
+
+        results = {iid: stored[key] for ep_keys, _ in self.keyed for iid, key in ep_keys.items()}
+        rows = episode_rows(self.episodes, results, run_id, meta.spec, meta.uses_cap)
         errors = sum(results[r["item_id"]].get("evaluation_error") is not None for r in rows)
-        identity = self.identity or run_identity(self.spec, self.episodes_file, replan_cap=self.replan_cap,
-                                                 partnr_compat=self.partnr_compat, limit=self.limit,
-                                                 max_new_tokens=self.max_new_tokens)
         prompts = [p for _, framed in self.keyed for p in framed.items()]
-        finalize(self.out, rows, prompts, RunInfo(
-            run_id=run_id, model=spec, fingerprint=meta["fingerprint"], decoding=settings,
-            dataset_hash=dataset_hash, started=self.started, producer="embodied", simulator="symbolic",
-            extra={"suite": "embodied", "n_episodes": len(self.episodes), "n_framings": len(rows),
-                   "identity": identity, "evaluation": evaluation_mode(settings["partnr_compat"]),
-                   "evaluation_errors": errors,
-                   "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"}),
-            pool, persisted)
-        return self.out
+        return Rows(rows, prompts, meta.settings, {
+            "suite": "embodied", "n_episodes": len(self.episodes), "n_framings": len(rows),
+            "evaluation": evaluation_mode(meta.settings["partnr_compat"]), "evaluation_errors": errors,
+            "note": "sim_steps come from the symbolic cost model; not comparable to Habitat's"})
 
     def close(self) -> None:
         """Nothing to release."""

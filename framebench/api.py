@@ -15,7 +15,7 @@ from the ``framebench.suites`` entry points, text runs go through the core pipel
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,38 +26,58 @@ from framebench.simulation import DEFAULT_SIMULATOR  # the CLI's default too
 if TYPE_CHECKING:
     import pandas as pd
 
-    from framebench.run_folder import Runs, RunSummary
+    from framebench.pipeline.text import RunSummary, TextRequest
+    from framebench.run_folder import Runs
     from framebench.simulation import DryRun
 
-__all__ = ["Scored", "compare", "embodied_dry_run", "plan", "run_embodied", "run_text", "score", "write_report"]
+__all__ = ["Scored", "compare", "embodied_dry_run", "plan", "run", "run_embodied", "run_text", "score", "text_request",
+           "write_report"]
 
 
-def run_text(model: str | None, data: str | Path, out: str | Path, *,
-             tasks: Sequence[str] | str | None = None, formats: Sequence[str] | str | None = None,
-             limit: int | None = None, conditions: Sequence[str] | str | None = None,
-             model_args: Mapping[str, Any] | None = None, batch_size: int | str = "auto",
-             concurrency: int = 8, base_url: str | None = None, progress: bool = False,
-             backend: Any = None, force: bool = False, executor: str = "local",
-             ray_address: str | None = None, ray_workers: int | None = None,
-             answer: str = DEFAULT_ANSWER_MODE, reasoning_from: Sequence[str | Path] = ()) -> RunSummary:
-    """Run a model (engine spec; None = the embedded default) over ``data/items.jsonl`` (``data``:
-    a folder, or ``demo:NAME`` for a demo dataset installed with framebench) and write
-    the run folder ``out``; resumes from ``out``'s result store. ``model_args`` are the engine's
-    declared options (``--model-arg``); ``batch_size``/``concurrency``/``base_url`` reach the
-    engines that declare them. ``backend``: an already built backend (then ``model`` is unused).
-    ``force``: replace a different run already in ``out`` (else that is a user error).
-    ``executor="ray"`` spreads the jobs over a Ray cluster (``ray_address``, ``ray_workers``).
-    ``answer="constrained"`` scores the allowed answers instead of generating text;
-    ``reasoning_from``: run folders whose stores already hold the reasoning of OMIT M1/M4 jobs."""
+def text_request(model: str | None, data: str | Path, out: str | Path, *, progress: bool = False,
+                 force: bool = False, executor: str = "local", ray_address: str | None = None,
+                 ray_workers: int | None = None, **fields: Any) -> TextRequest:
+    """A text run as a :class:`TextRequest`: a model (engine spec; None = the embedded default)
+    over ``data/items.jsonl`` (``data``: a folder, or ``demo:NAME`` for a demo dataset installed
+    with framebench) into the run folder ``out``. ``fields``: the request's other fields
+    (``tasks``, ``formats`` and ``conditions`` also as "a,b" strings). ``force``: replace a
+    different run already in ``out`` (else that is a user error); ``executor="ray"`` spreads the
+    jobs over a Ray cluster (``ray_address``, ``ray_workers``)."""
+    from dataclasses import fields as fields_of
+
     from framebench.executors import check_executor
     from framebench.paths import data_path
-    from framebench.pipeline.text import run_text as run
+    from framebench.pipeline.driver import Execution
+    from framebench.pipeline.text import TextRequest, split_list
 
-    return run(model, data_path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
-               batch_size=batch_size, concurrency=concurrency, conditions=conditions,
-               progress=progress, backend=backend, base_url=base_url, model_args=model_args,
-               force=force, answer=answer, reasoning_from=[Path(p) for p in reasoning_from],
-               executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
+    known = {f.name for f in fields_of(TextRequest)} - {"model", "data", "out", "execution"}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise TypeError(f"text_request: unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    for name in ("tasks", "formats", "conditions"):
+        if name in fields:
+            fields[name] = tuple(split_list(fields[name]))
+    if "reasoning_from" in fields:
+        fields["reasoning_from"] = tuple(Path(p) for p in fields["reasoning_from"])
+    fields["model_args"] = dict(fields.get("model_args") or {})
+    fields.setdefault("answer", DEFAULT_ANSWER_MODE)
+    execution = Execution(check_executor(executor), ray_address, ray_workers, progress, force)
+    return TextRequest(model, data_path(data), Path(out), execution=execution, **fields)
+
+
+def run(request: TextRequest) -> RunSummary:
+    """Run a text request (:func:`text_request`); resumes from its run folder's result store."""
+    from framebench.pipeline.text import run_text as run_request
+
+    return run_request(request)
+
+
+def run_text(model: str | None, data: str | Path, out: str | Path, **options: Any) -> RunSummary:
+    """``run(text_request(model, data, out, **options))``, e.g. ``model_args={"batch_size": 32}``
+    (the engine's declared options, ``--model-arg``), ``answer="constrained"`` (score the allowed
+    answers instead of generating text), ``reasoning_from=[run folders]`` (whose stores already
+    hold the reasoning of OMIT M1/M4 jobs), ``backend=`` an already built backend."""
+    return run(text_request(model, data, out, **options))
 
 
 def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
@@ -72,6 +92,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     ``executor="ray"`` runs the episodes on a Ray cluster (``ray_address``, ``ray_workers``)."""
     from framebench.executors import check_executor
     from framebench.paths import data_path
+    from framebench.pipeline.driver import Execution
     from framebench.registry import build_engine
     from framebench.simulation import SimulationSettings
 
@@ -79,8 +100,8 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
     settings = SimulationSettings(replan_cap=replan_cap, max_new_tokens=max_new_tokens,
                                   limit=limit, model_args=dict(model_args or {}),
                                   options=dict(simulator_options or {}))
-    return sim.run(planner, data_path(episodes), Path(out), settings, progress=progress, force=force,
-                   executor=check_executor(executor), ray_address=ray_address, ray_workers=ray_workers)
+    execution = Execution(check_executor(executor), ray_address, ray_workers, progress, force)
+    return sim.run(planner, data_path(episodes), Path(out), settings, execution)
 
 
 def embodied_dry_run(planner: str, episodes: str | Path, *, simulator: str = DEFAULT_SIMULATOR,
@@ -174,7 +195,7 @@ def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = No
     """Write report.json, report.md and report.html into ``out``, each atomically; with a
     ``viewer_url`` (where ``framebench view`` serves the records) report.html links to it."""
     from framebench.errors import UserError
-    from framebench.runinfo import write_json_atomic, write_text_atomic
+    from framebench.files import write_json_atomic, write_text_atomic
     from framebench.scoring.figure_job import start_figures
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown

@@ -129,7 +129,6 @@ def read_items(path: str | Path) -> list[dict[str, Any]]:
 
 def write_items(items: list[dict[str, Any]], path: str | Path) -> Path:
     """Write items as JSONL atomically, in the given order, keys sorted (byte-stable output)."""
-    from framebench.runinfo import write_text_atomic
-
+    from framebench.files import write_text_atomic
     text = "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it in items)
     return write_text_atomic(text, path)

@@ -12,9 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from framebench.errors import UserError
+
+if TYPE_CHECKING:
+    from framebench.pipeline.driver import Execution
 
 DEFAULT_SIMULATOR = "symbolic"  # the embedded default (docs/design.md), the one without Habitat
 
@@ -77,13 +80,12 @@ class Simulator(Protocol):
     def check_episodes(self, episodes: Path) -> None:
         """Refuse an episode file it cannot run (one line naming the file), before anything runs."""
 
-    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
-            progress: bool = True, force: bool = False, executor: str = "local",
-            ray_address: str | None = None, ray_workers: int | None = None) -> Path:
+    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings,
+            execution: Execution) -> Path:
         """Run ``planner`` (a planner spec) on every framing of every episode in ``episodes`` and
-        write the run folder ``out`` (records, run.json, prompts); ``force``: start over where a
-        different run was there; ``executor``: where the units run (``local`` or ``ray``, on the
-        cluster at ``ray_address`` with ``ray_workers`` workers; ``framebench.pipeline``)."""
+        write the run folder ``out`` (records, run.json, prompts), through the driver
+        (``framebench.pipeline.drive``), which refuses another run in ``out`` unless
+        ``execution.force`` and runs the units where ``execution`` says."""
         ...
 
     def dry_run(self, planner: str, episodes: Path, settings: SimulationSettings) -> DryRun:

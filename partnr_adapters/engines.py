@@ -4,10 +4,14 @@ PARTNR/Habitat 3.0 through the in-container runner (Docker or a local habitat in
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from framebench.errors import UserError
 from framebench.registry import Engine
 from framebench.simulation import SimulationSettings, Simulator
+
+if TYPE_CHECKING:
+    from framebench.pipeline.driver import Execution
 
 
 class HabitatSimulator(Simulator):
@@ -21,19 +25,16 @@ class HabitatSimulator(Simulator):
             raise UserError("--partnr-compat applies to the symbolic simulator (Habitat runs PARTNR's own evaluator)")
         super().check_options(options)
 
-    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings, *,
-            progress: bool = True, force: bool = False, executor: str = "local",
-            ray_address: str | None = None, ray_workers: int | None = None) -> Path:
+    def run(self, planner: str, episodes: Path, out: Path, settings: SimulationSettings,
+            execution: Execution) -> Path:
         """Locally the in-container runner runs here; on Ray its batches are units on the ``habitat`` hosts."""
         from framebench.partnr_adapters import habitat_simulator
-        from framebench.runinfo import check_reuse, file_sha256
 
         self.check_options(settings.options)
-        # ingest records the framed file's hash as the run's dataset hash: another file is another run
-        check_reuse(out, {"dataset_hash": file_sha256(episodes)}, force)
-        habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=executor,
-                                      ray_address=ray_address, workers=ray_workers, progress=progress,
-                                      replanning_threshold=settings.replan_cap,
+        e = execution
+        habitat_simulator.run_habitat(planner=planner, episodes=episodes, out=out, executor=e.executor,
+                                      ray_address=e.ray_address, workers=e.workers, progress=e.progress,
+                                      force=e.force, replanning_threshold=settings.replan_cap,
                                       max_tokens=settings.max_new_tokens, limit=settings.limit,
                                       **settings.model_args)
         return out

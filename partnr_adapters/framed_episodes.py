@@ -67,8 +67,7 @@ def load_episode_file(path: str | Path) -> dict[str, Any]:
 
 def write_episode_file(data: dict[str, Any], path: str | Path) -> Path:
     """Write ``data`` as gzipped JSON atomically (PARTNR reads ``.json.gz``)."""
-    from framebench.runinfo import write_text_atomic
-
+    from framebench.files import write_text_atomic
     payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
     # mtime=0 keeps the bytes (and so the dataset hash) identical for identical content
     return write_text_atomic(gzip.compress(payload, mtime=0), path)

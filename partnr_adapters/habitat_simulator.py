@@ -26,10 +26,15 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from framebench.errors import UserError
+from framebench.executors.base import WorkerMeta
+
+if TYPE_CHECKING:
+    from framebench.run_folder import RunIdentity
 
 DEFAULT_IMAGE = "framebench-habitat:latest"
 CONTAINER_PARTNR = "/opt/partnr-planner"
@@ -164,8 +169,8 @@ class HabitatWorker:
     def __init__(self, planner: str, framed_name: str, framed: bytes, opts: dict[str, Any]):
         self.planner, self.framed_name, self.framed, self.opts = planner, framed_name, framed, opts
 
-    def meta(self) -> dict[str, Any]:
-        return {"spec": self.planner}
+    def meta(self) -> WorkerMeta:
+        return WorkerMeta(self.planner, self.planner)  # the planner runs in the container: its spec keys
 
     def run(self, unit: Any):
         import json
@@ -236,7 +241,7 @@ def merge_manifest(manifest: dict[str, Any], part: dict[str, Any]) -> dict[str, 
 
 def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "local",
                 ray_address: str | None = None, workers: int | None = None, progress: bool = True,
-                **opts: Any):
+                force: bool = False, **opts: Any):
     """Run ``planner`` on every framed episode in Habitat, then ingest into ``out``.
 
     The runner's batches (``batch_size`` framings) are pipeline units: here, one after the other,
@@ -247,11 +252,11 @@ def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "loc
     purposes (file), data_dir, image, gpus, partnr_root. Returns the ingestion report
     (crashed/missing episodes are listed, never dropped).
     """
-    from framebench.pipeline.driver import drive
+    from framebench.pipeline.driver import Execution, drive
 
     front = HabitatRun(planner, Path(episodes), Path(out), executor, workers, opts)
-    return drive(front, executor=executor, ray_address=ray_address, workers=workers, progress=progress,
-                 local_resources={"habitat": workers or 1})
+    drive(front, Execution(executor, ray_address, workers, progress, force, {"habitat": workers or 1}))
+    return front.report
 
 
 # The options that change a variant's result (part of its store key); the others say where and how
@@ -263,20 +268,35 @@ class HabitatRun:
     """The Habitat simulator's front end of the driver: framings of a framed episode file, units
     of runner batches, PARTNR's outputs ingested as records."""
 
+    producer = simulator = "habitat"
+
     def __init__(self, planner: str, episodes: Path, out: Path, executor: str, workers: int | None,
                  opts: dict[str, Any]):
         self.planner, self.episodes, self.out, self.opts = planner, episodes, out, opts
         self.executor, self.workers = executor, workers
 
-    def select(self) -> None:
-        from partnr_adapters.in_container import read_episode_ids
+    def select(self) -> RunIdentity:
+        """Check the planner and options and read the episodes; nothing is written yet."""
+        from framebench.partnr_adapters.framed_episodes import load_episode_file
+        from framebench.run_folder import RunIdentity
+        from framebench.store import sha256, stable_json
 
-        if self.executor == "local":
-            launcher_here(self.opts)  # fail fast, before writing anything
         check_planner(self.planner)
         self.size = int(self.opts.get("batch_size") or 5)
         if self.size < 1:
             raise UserError("--batch-size must be at least 1")
+        episodes = load_episode_file(self.episodes)
+        selection = {"limit": self.opts.get("limit"), **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
+        # the episodes' content, not the file's bytes: a gzip header carries the time it was written
+        return RunIdentity(self.planner, sha256(stable_json(episodes)), selection)
+
+    def recipe(self) -> Any:
+        """Frame the episodes into the run folder (after the reuse check) and say how to build workers."""
+        from framebench.executors import Recipe
+        from partnr_adapters.in_container import read_episode_ids
+
+        if self.executor == "local":
+            launcher_here(self.opts)  # fail fast, before writing anything
         self.out.mkdir(parents=True, exist_ok=True)
         self.framed = framed_episode_file(self.episodes, self.out, self.opts.get("purposes"))
         self.results = self.out / RESULTS_SUBDIR
@@ -284,44 +304,41 @@ class HabitatRun:
         limit = self.opts.get("limit")
         self.total = len(self.ids) if limit is None else min(len(self.ids), int(limit))
         self.results.mkdir(parents=True, exist_ok=True)
-
-    def recipe(self) -> Any:
-        from framebench.executors import Recipe
-
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
         return Recipe(HabitatWorker, (self.planner, self.framed.name, self.framed.read_bytes(), self.opts),
                       device="cpu", resources={"habitat": 1} if self.executor == "ray" else {}, env=env,
                       label=f"{self.planner} on habitat hosts")
 
-    def keys(self, fingerprint: str) -> list[str]:
+    def keys(self, meta: WorkerMeta) -> list[str]:
         """Each variant's store key: planner, variant id, its framed episode, the keyed options."""
         from framebench.partnr_adapters.framed_episodes import load_episode_file
         from framebench.store import result_key
 
         settings = {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
         framed = load_episode_file(self.framed)["episodes"]
-        return [result_key(fingerprint, str(ep["episode_id"]), ep, settings) for ep in framed[:self.total]]
+        self.variant_keys = [result_key(meta.fingerprint, str(ep["episode_id"]), ep, settings)
+                             for ep in framed[:self.total]]
+        return self.variant_keys
 
-    def plan(self, meta: dict[str, Any], store: Any, workers: int) -> Any:
-        """Serve the store (adopting the stats files of a folder written before the store held
-        them), plan the rest as runner batches."""
+    def plan(self, meta: WorkerMeta, stored: dict[str, Any], store: Any, workers: int) -> Any:
+        """Adopt the stats files of a folder written before the store held them, plan the rest as
+        runner batches."""
         import json
 
         from framebench.executors import Unit
         from framebench.partnr_adapters.ingest import MANIFEST_FILE
         from framebench.pipeline.driver import Plan
 
-        keys, ids = self.keys(meta["spec"]), self.ids
-        found = store.get_many(keys)
+        keys, ids = self.variant_keys, self.ids
         on_disk = {i: self.results / stats_file(self.framed.name, ids[i]) for i in range(self.total)}
         adopted = [(keys[i], ids[i], {"index": i, "finished": stats_finished(on_disk[i].read_bytes())})
-                   for i in range(self.total) if keys[i] not in found and on_disk[i].is_file()]
+                   for i in range(self.total) if keys[i] not in stored and on_disk[i].is_file()]
         store.put_many(adopted)
-        found.update((k, v) for k, _, v in adopted)
+        stored.update((k, v) for k, _, v in adopted)
         retry = bool(self.opts.get("retry_crashed"))
         # stored and its stats file there (a driver killed between the two runs it again), not a
         # crash to retry (the stats file on disk is the latest attempt's)
-        todo = [i for i in range(self.total) if keys[i] not in found or not on_disk[i].is_file()
+        todo = [i for i in range(self.total) if keys[i] not in stored or not on_disk[i].is_file()
                 or (retry and not stats_finished(on_disk[i].read_bytes()))]
         batches = [todo[i:i + self.size] for i in range(0, len(todo), self.size)]
         units = [Unit(n, len(b), [(i, ids[i], keys[i]) for i in b]) for n, b in enumerate(batches)]
@@ -339,13 +356,19 @@ class HabitatRun:
             write_side_file(self.results, MANIFEST_FILE, self.manifest)
         return chunk.done, {}
 
-    def finish(self, meta: dict[str, Any], pool: Any, persisted: dict[str, Any]) -> Any:
-        from framebench.partnr_adapters.ingest import ingest
+    def run_settings(self, meta: WorkerMeta) -> Mapping[str, Any]:
+        return {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
 
-        report = ingest(self.results, self.framed, self.out, model=self.planner)
-        for line in report.lines():  # crashed / missing episodes are reported, never silently dropped
+    def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Any:
+        """PARTNR's outputs ingested (crashed and missing episodes are reported, never dropped)."""
+        from framebench.partnr_adapters.ingest import ingested
+        from framebench.pipeline.driver import Rows
+
+        made = ingested(self.results, self.framed, model=self.planner, run_id=run_id)
+        for line in made.report.lines():
             print(line)
-        return report
+        self.report = made.report
+        return Rows(made.rows, made.prompts, made.run.decoding, dict(made.run.extra), made.files)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -225,22 +225,45 @@ def episode_constraint(episode: dict[str, Any], source: str) -> str:
     return constraint
 
 
+@dataclass
+class Ingested:
+    """PARTNR's outputs read as a run folder's content (written by ``ingest``, or by the driver
+    when the Habitat simulator ran them)."""
+
+    rows: list[dict[str, Any]]
+    prompts: list[tuple[str, str]]
+    run: Any  # framebench.run_folder.RunJson
+    files: dict[str, Any]
+    report: IngestReport
+
+
 def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model: str | None = None) -> IngestReport:
     """Write ``out/records.parquet``, ``out/run.json``, ``out/prompts.jsonl`` and ``out/crashes.json``."""
+    from framebench.run_folder import write_run
+
+    made = ingested(results_dir, episodes, model)
+    write_run(out, made.rows, made.prompts, made.run, made.files)
+    return made.report
+
+
+def ingested(results_dir: str | Path, episodes: str | Path, model: str | None = None,
+             run_id: str | None = None) -> Ingested:
+    """PARTNR's outputs for the framed file ``episodes`` as records, prompts and run.json
+    (``run_id``: the driver's; else the manifest's, else one over what the manifest says)."""
     from framebench.embodied.suite import episode_row
+    from framebench.files import file_sha256
     from framebench.partnr_adapters.framed_episodes import load_episode_file, parse_framed_id
     from framebench.paths import child_path
-    from framebench.run_folder import RunInfo, run_id_for, write_run
-    from framebench.runinfo import file_sha256, now_iso
+    from framebench.run_folder import RunJson, now_iso, run_id_for
 
-    results_dir, episodes, out = Path(results_dir), Path(episodes), Path(out)
+    results_dir, episodes = Path(results_dir), Path(episodes)
     data = load_episode_file(episodes)
     output_dir = find_output_dir(results_dir, episodes)
     manifest = _read_manifest(results_dir, output_dir)
     model = model or manifest.get("planner") or "partnr:unknown"
     fingerprint = manifest.get("fingerprint") or model
     dataset_hash = file_sha256(episodes)
-    run_id = manifest.get("run_id") or run_id_for(model, [fingerprint, dataset_hash, manifest.get("decoding") or {}])
+    run_id = run_id or manifest.get("run_id") or run_id_for(model, [fingerprint, dataset_hash, manifest.get("decoding") or {}])
 
     report = IngestReport()
     logs = planner_logs(output_dir / PLANNER_LOG_DIR)
@@ -278,15 +301,14 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
         report.unknown_stats = sorted(p.stem for p in stats_dir.glob("*.json") if p.stem not in known)
     report.rows = len(rows)
 
-    write_run(out, rows, prompts, RunInfo(
-        run_id=run_id, model=model, fingerprint=fingerprint, decoding=manifest.get("decoding") or {},
+    run = RunJson(
+        run_id=run_id, model=model, model_fingerprint=fingerprint, decoding=manifest.get("decoding") or {},
         dataset_hash=dataset_hash, started=manifest.get("started") or now_iso(), producer="habitat",
         simulator="habitat",
         extra={"results_dir": str(output_dir.resolve()), "evaluation": MODE_HABITAT,
                "partnr": manifest.get("partnr") or {},
-               "finished_episodes": report.finished, "problem_episodes": len(report.problems)}),
-        files={CRASH_FILE: report.problems})
-    return report
+               "finished_episodes": report.finished, "problem_episodes": len(report.problems)})
+    return Ingested(rows, prompts, run, {CRASH_FILE: report.problems}, report)
 
 
 # the manifest partnr_adapters.in_container writes; every field optional (a hand-made manifest may hold a few)

@@ -79,9 +79,8 @@ def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_s
     from rich.progress import Progress
 
     from framebench.backends import Decoding, load_backend
+    from framebench.files import write_json_atomic
     from framebench.partnr_adapters.framed_episodes import SUFFIX_SEP, load_episode_file
-    from framebench.runinfo import write_json_atomic
-
     review = Path(review)
     data = load_episode_file(episodes)
     state = read_review(review)
@@ -121,8 +120,7 @@ def draft_purposes(episodes: str | Path, model: str, review: str | Path, batch_s
 def accept_purposes(review: str | Path, out: str | Path) -> int:
     """Write the purposes file from the accepted entries of a review file; returns their number."""
     from framebench.embodied.framing import validate_purposes
-    from framebench.runinfo import write_json_atomic
-
+    from framebench.files import write_json_atomic
     review = Path(review)
     if not review.is_file():
         raise UserError(f"{review}: no such review file")

@@ -62,8 +62,7 @@ def _hash_cache_file() -> Path:
 
 def weights_hashes(model_dir: str | Path) -> dict[str, str]:
     """sha256 of each weights file in a model folder, cached by (path, size, mtime)."""
-    from framebench.runinfo import file_sha256, write_json_atomic
-
+    from framebench.files import file_sha256, write_json_atomic
     model_dir = Path(model_dir)
     files = sorted(p for p in model_dir.iterdir() if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
     if not files:

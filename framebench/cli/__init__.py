@@ -52,8 +52,7 @@ for _name, _group in command_groups().items():  # e.g. ``partnr`` (partnr_adapte
 
 def _print_version(value: bool) -> None:
     if value:
-        from framebench.runinfo import code_version
-
+        from framebench.run_folder import code_version
         typer.echo(f"framebench {code_version()}")
         raise typer.Exit()
 

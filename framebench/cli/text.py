@@ -48,21 +48,20 @@ def text(
     from framebench.registry import parse_model_args
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    summary = api.run_text(model, data, out, tasks=tasks, formats=formats, limit=limit,
-                           batch_size=batch_size,
-                           concurrency=concurrency, conditions=conditions, progress=not quiet,
-                           base_url=base_url, model_args=parse_model_args(model_arg), force=force,
-                           executor=executor, ray_address=ray_address, ray_workers=ray_workers,
-                           answer=answer, reasoning_from=reasoning_from)
-    from framebench.records import read_records
+    request = api.text_request(model, data, out, tasks=tasks, formats=formats, limit=limit, conditions=conditions,
+                               answer=answer, reasoning_from=reasoning_from, model_args=parse_model_args(model_arg),
+                               batch_size=batch_size, concurrency=concurrency, base_url=base_url,
+                               progress=not quiet, force=force, executor=executor, ray_address=ray_address,
+                               ray_workers=ray_workers)
+    summary = api.run(request)
     from framebench.scoring.summary import print_summary, summary_report
 
-    print_summary(summary_report(read_records(summary.run_dir)), title=f"framebench text {summary.run_id}")
+    print_summary(summary_report(summary.records()), title=f"framebench text {summary.run_id}")
     typer.echo(summary_line(summary))
 
 
 def summary_line(summary) -> str:
-    """One line on a finished text run (``framebench.run_folder.RunSummary``)."""
+    """One line on a finished text run (``framebench.pipeline.text.RunSummary``)."""
     counts = ", ".join(f"{k} {v}" for k, v in summary.parse_counts.items())
     return (f"{summary.n_records} records ({summary.n_generated} generated, {summary.n_from_store} from the "
             f"store; {counts}) in {summary.seconds:.1f}s -> {summary.run_dir}")

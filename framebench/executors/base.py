@@ -46,8 +46,20 @@ class Chunk:
     setup_seconds: float = 0.0  # of that, the worker's one-time setup (imports, model load)
 
 
+@dataclass(frozen=True)
+class WorkerMeta:
+    """What the first worker reports before the driver plans (it loads the model to know it)."""
+
+    spec: str  # the model or planner spec, as it names itself
+    fingerprint: str  # what keys its results (``framebench.backends.model_identity``)
+    info: Mapping[str, Any] = field(default_factory=dict)  # run.json ``model_info``
+    settings: Mapping[str, Any] = field(default_factory=dict)  # besides the fingerprint, what keys a result
+    call_size: int | None = None  # text workers: jobs per backend call (None: the pipeline's default)
+    uses_cap: bool = False  # planners: held to the replan cap
+
+
 class Worker(Protocol):
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> WorkerMeta:
         """What the driver needs before planning (model spec, fingerprint, info); loads the model."""
 
     def run(self, unit: Unit) -> Iterator[Chunk]:
@@ -74,7 +86,7 @@ class Executor(Protocol):
 
     name: str
 
-    def start(self, recipe: Recipe) -> dict[str, Any]:
+    def start(self, recipe: Recipe) -> WorkerMeta:
         """Build (at least) one worker; return its :meth:`Worker.meta`."""
 
     def execute(self, units: Sequence[Unit],

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, timed
+from framebench.executors.base import Chunk, Recipe, Stats, Unit, Worker, WorkerMeta, timed
 
 
 class LocalExecutor:
@@ -18,7 +18,7 @@ class LocalExecutor:
         self.worker: Worker | None = None
         self.stats = Stats()
 
-    def start(self, recipe: Recipe) -> dict[str, Any]:
+    def start(self, recipe: Recipe) -> WorkerMeta:
         t0 = time.perf_counter()
         self.worker = recipe.build(*recipe.args)
         meta = self.worker.meta()

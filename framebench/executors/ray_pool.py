@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from framebench.errors import UserError
-from framebench.executors.base import Chunk, Recipe, Stats, Unit, timed
+from framebench.executors.base import Chunk, Recipe, Stats, Unit, WorkerMeta, timed
 from framebench.executors.cluster import ray_session
 from framebench.executors.resources import count_workers, worker_options
 
@@ -32,7 +32,7 @@ class ActorWorker:
     def __init__(self, build: Callable[..., Any], args: tuple[Any, ...]):
         self.build, self.args = build, args
         self.worker: Any = None
-        self._meta: dict[str, Any] = {}
+        self._meta: WorkerMeta | None = None
 
     def _ensure(self) -> float:
         if self.worker is not None:
@@ -42,8 +42,9 @@ class ActorWorker:
         self._meta = self.worker.meta()
         return time.perf_counter() - t0
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> WorkerMeta:
         self._ensure()
+        assert self._meta is not None
         return self._meta
 
     def run(self, unit: Unit) -> Iterator[Chunk]:
@@ -74,7 +75,7 @@ class RayExecutor:
         self.ray: Any = None
 
     # ---- lifecycle
-    def start(self, recipe: Recipe) -> dict[str, Any]:
+    def start(self, recipe: Recipe) -> WorkerMeta:
         self._session = ray_session(self.address, num_cpus=self.requested, resources=self.local_resources)
         self.ray = self._session.__enter__()
         try:

@@ -224,9 +224,9 @@ def export_hf(data: Path, out: Path, conditions: Sequence[str] = ()) -> dict[str
 
     import pyarrow.parquet as pq
 
+    from framebench.files import file_sha256
     from framebench.paths import check_out_folder
-    from framebench.runinfo import code_version, file_sha256
-
+    from framebench.run_folder import code_version
     out = check_out_folder(Path(out))
     if out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out}: exists and is not empty")

@@ -153,8 +153,7 @@ def _disagrees(sample: Any, record: Mapping[str, Any], scorer: str) -> bool:
 
 def read_log(path: Path, items: Mapping[str, dict[str, Any]], partial: bool) -> LogImport:
     """One log's jobs, refused in one line on bad input."""
-    from framebench.runinfo import file_sha256
-
+    from framebench.files import file_sha256
     log = _read(path)
     name = _suite_of(path, log)
     _check_status(path, log, partial)
@@ -199,11 +198,10 @@ def _check_duplicates(logs: Sequence[LogImport]) -> None:
 
 
 def import_logs(paths: Sequence[Path], data: Path, out: Path, partial: bool = False) -> ImportSummary:
-    """Logs -> one run folder (``framebench.pipeline.finalize``); nothing is written on bad input."""
+    """Logs -> one run folder (``framebench.run_folder.write_run``); nothing is written on bad input."""
+    from framebench.files import file_sha256
     from framebench.paths import check_out_folder
-    from framebench.pipeline import finalize
-    from framebench.run_folder import RunInfo, run_id_for
-    from framebench.runinfo import file_sha256, now_iso
+    from framebench.run_folder import IMPORTED, RunJson, now_iso, run_id_for, write_run
     from framebench.store import stable_json
 
     out, started = check_out_folder(Path(out)), now_iso()
@@ -221,11 +219,11 @@ def import_logs(paths: Sequence[Path], data: Path, out: Path, partial: bool = Fa
     rows = [suite(j.item["suite"]).record(j, run_id, model) for j in jobs]
     disagreements = [d for entry in logs for d in entry.disagreements]
     left_out = sum(len(entry.left_out) for entry in logs)
-    finalize(out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunInfo(
-        run_id=run_id, model=model, fingerprint=f"inspect:{model}:{stable_json(provenance[0]['task_args'])}",
+    write_run(out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunJson(
+        run_id=run_id, model=model, model_fingerprint=f"inspect:{model}:{stable_json(provenance[0]['task_args'])}",
         decoding={j.decoding_name: j.decoding.as_dict() for j in jobs}, dataset_hash=dataset_hash,
         started=started, producer="inspect-import",
-        extra={"data": str(path), "n_records": len(rows), "inspect_logs": provenance,
+        extra={**IMPORTED, "data": str(path), "n_records": len(rows), "inspect_logs": provenance,
                "left_out": left_out, "score_disagreements": disagreements,
                "parse_counts": {p: sum(r["parse"] == p for r in rows) for p in PARSES}},
     ))

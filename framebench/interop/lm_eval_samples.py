@@ -223,8 +223,8 @@ def model_spec(results: Mapping[str, Any]) -> str:
 
 def run_info(results: Mapping[str, Any], tasks: list[str], files: list[Path], dataset_hash: str,
              jobs: list[Any], started: str) -> Any:
-    from framebench.run_folder import RunInfo, run_id_for
-    from framebench.runinfo import file_sha256
+    from framebench.files import file_sha256
+    from framebench.run_folder import IMPORTED, RunJson, run_id_for
     from framebench.store import sha256, stable_json
 
     config = results.get("config") or {}
@@ -235,11 +235,11 @@ def run_info(results: Mapping[str, Any], tasks: list[str], files: list[Path], da
     run_id = run_id_for(spec, [fingerprint, dataset_hash, sorted(hashes.values())])
     decoding = {t: (results["configs"][t].get("generation_kwargs") or {"output_type": "multiple_choice"})
                 for t in tasks}
-    return RunInfo(
-        run_id=run_id, model=spec, fingerprint=fingerprint, decoding=decoding, dataset_hash=dataset_hash,
+    return RunJson(
+        run_id=run_id, model=spec, model_fingerprint=fingerprint, decoding=decoding, dataset_hash=dataset_hash,
         started=started, producer="lm-eval",
         model_info={"chat_template_sha": str(results.get("chat_template_sha") or "")},
-        extra={"lm_eval": {"version": results.get("lm_eval_version"), "model": config.get("model"),
+        extra={**IMPORTED, "lm_eval": {"version": results.get("lm_eval_version"), "model": config.get("model"),
                            "model_args": config.get("model_args"), "limit": config.get("limit"),
                            "batch_size": config.get("batch_size"),
                            "task_versions": {t: results.get("versions", {}).get(t) for t in tasks},
@@ -247,19 +247,18 @@ def run_info(results: Mapping[str, Any], tasks: list[str], files: list[Path], da
                            "task_hashes": {t: results.get("task_hashes", {}).get(t) for t in tasks},
                            "files_sha256": hashes,
                            "seconds": results.get("total_evaluation_time_seconds")},
-               "n_records": len(jobs), "identity": {"model": spec, "dataset_hash": dataset_hash},
-               "answer_mode": sorted({j.answer_mode for j in jobs})})
+               "n_records": len(jobs), "answer_mode": sorted({j.answer_mode for j in jobs})},
+        identity={"model": spec, "dataset_hash": dataset_hash})
 
 
 def import_lm_eval(output_dir: Path, data: Path, out: Path) -> str:
     """Write the run folder; returns a one-line summary. Nothing is written when any check fails."""
+    from framebench.files import file_sha256
     from framebench.interop.hf_dataset import item_jobs
     from framebench.interop.lm_eval_tasks import exported_docs
     from framebench.paths import check_out_folder
-    from framebench.pipeline import finalize
     from framebench.pipeline.text import make_record
-    from framebench.runinfo import file_sha256, now_iso
-
+    from framebench.run_folder import now_iso, write_run
     started = now_iso()
     out = check_out_folder(Path(out))
     if out.exists() and any(out.iterdir()):
@@ -281,7 +280,7 @@ def import_lm_eval(output_dir: Path, data: Path, out: Path) -> str:
     info = run_info(results, tasks, [result_path, *sample_paths], file_sha256(items_path), jobs, started)
     rows = [make_record(j, info.run_id, info.model) for j in jobs]
     prompts = {j.record_id: (j.record_id, j.prompt, j.chat) for j in reversed(jobs)}  # one per item
-    finalize(out, rows, reversed(prompts.values()), info)
+    write_run(out, rows, reversed(prompts.values()), info)
     kinds = {mode: sum(j.answer_mode == mode for j in jobs) for mode in (generated_mode(), scored_mode())}
     counts = ", ".join(f"{n} {'generated' if mode == generated_mode() else mode}" for mode, n in kinds.items())
     return f"{len(rows)} records ({counts}) from {len(tasks)} tasks"

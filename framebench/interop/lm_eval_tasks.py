@@ -108,8 +108,7 @@ def system_turn(rows: Sequence[Mapping[str, Any]], config: str) -> str:
 def task_configs(config: str, rows: Sequence[Mapping[str, Any]], reasons: bool) -> list[dict[str, Any]]:
     """The generate_until task and (unless the suite reasons before answering) its
     multiple_choice twin of one config."""
-    from framebench.runinfo import code_version
-
+    from framebench.run_folder import code_version
     base = task_base(rows[0])
     system = system_turn(rows, config)
     common: dict[str, Any] = {

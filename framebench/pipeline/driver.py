@@ -1,22 +1,42 @@
-"""The one driver of every run: select -> plan units -> execute -> persist -> finalize.
+"""The one driver of every run: select -> check reuse -> plan units -> execute -> persist -> finalize.
 
 A front end (the text run, the symbolic simulator, the Habitat simulator) supplies only its own
-part, as a :class:`FrontEnd`: what it selects, the recipe of its workers, the units it plans
-against the run's result store (what the store already holds is served, not planned), how a
-returned chunk becomes its results, and how its results become the run folder. :func:`drive`
-does the rest, the same for all of them and for every executor: the executor's lifetime, the
-store, progress, persisting every chunk the moment it arrives, and resuming from the store.
+part, as a :class:`FrontEnd`: what it selects (and so the run's :class:`RunIdentity`), the recipe
+of its workers, the result keys of its work, the units of what the store lacks, how a returned
+chunk is taken in, and how its results become rows. :func:`drive` does the rest, the same for
+all of them and for every executor: the reuse check (``--force``), the executor's lifetime, the
+result store (lookups, persisting every chunk the moment it arrives, resuming), progress, the run
+id (from the identity) and the run folder (:func:`framebench.run_folder.write_run`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from framebench.errors import Interrupted
-from framebench.executors.base import Chunk, Executor, Recipe, Unit
+from framebench.errors import Interrupted, UserError
+from framebench.executors.base import Chunk, Executor, Recipe, Unit, WorkerMeta
+
+if TYPE_CHECKING:
+    from framebench.run_folder import RunIdentity
+    from framebench.store import ResultStore
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a run executes, the same for every front end: where (``executor``: local or ray, the
+    cluster's address, its worker count), whether progress is shown, and whether it may replace
+    another run in its folder (``force``)."""
+
+    executor: str = "local"
+    ray_address: str | None = None
+    workers: int | None = None
+    progress: bool = True
+    force: bool = False
+    local_resources: Mapping[str, float] = field(default_factory=dict)  # custom resources of a local Ray
 
 
 @dataclass
@@ -34,53 +54,130 @@ class Plan:
     progress: bool = True  # False: this front end shows no progress line (its workers print)
 
 
+@dataclass
+class Rows:
+    """What a front end's results become: the records, the prompts as sent, run.json's
+    ``decoding``, the front end's own run.json fields and side files (name -> JSON value)."""
+
+    rows: list[dict[str, Any]]
+    prompts: Iterable[tuple[Any, ...]]
+    decoding: Mapping[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Finished:
+    """What a run did, from what the driver holds in memory: the run folder, its run id, the
+    rows it wrote, how many came from the store, and how long it took."""
+
+    out: Path
+    run_id: str
+    rows: list[dict[str, Any]]
+    n_from_store: int
+    seconds: float
+    extra: Mapping[str, Any] = field(default_factory=dict)  # the front end's run.json fields
+
+    @property
+    def n_new(self) -> int:
+        return len(self.rows) - self.n_from_store
+
+
 class FrontEnd(Protocol):
     """What a front end supplies to :func:`drive`."""
 
     out: Path  # the run folder (its result store lives there)
+    producer: str  # run.json ``producer``
+    simulator: str  # run.json ``simulator`` ("" for text runs)
 
-    def select(self) -> None:
-        """Read and check the inputs, before any executor starts or model loads."""
+    def select(self) -> RunIdentity:
+        """Read and check the inputs, before any executor starts or model loads; the identity."""
 
     def recipe(self) -> Recipe:
         """How the executor builds this front end's workers."""
 
-    def plan(self, meta: Mapping[str, Any], store: Any, workers: int) -> Plan:
-        """Key the work with the first worker's ``meta``, serve the store, plan the rest (for
-        ``workers`` workers)."""
+    def keys(self, meta: WorkerMeta) -> list[str]:
+        """The result keys of the whole run, keyed with the first worker's ``meta``."""
+
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: ResultStore, workers: int) -> Plan:
+        """Units for the work ``stored`` (the store's values of :meth:`keys`) lacks, for
+        ``workers`` workers (``store``: for lookups of results that are not records)."""
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
         """A stored chunk's results taken in: (records it finished, progress fields)."""
 
-    def finish(self, meta: Mapping[str, Any], executor: Executor, persisted: Mapping[str, Any]) -> Any:
-        """Results -> records -> the run folder (``framebench.pipeline.finalize``); the summary."""
+    def run_settings(self, meta: WorkerMeta) -> Any:
+        """Besides the identity and the fingerprint, what the run id hashes (decodings, planner settings)."""
+
+    def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Rows:
+        """The results (store key -> value, the whole run's) as records."""
 
     def close(self) -> None:
         """Release what ``select`` opened (called however the run ends)."""
 
 
-def drive(front: FrontEnd, *, executor: str = "local", ray_address: str | None = None,
-          workers: int | None = None, progress: bool = True, **executor_options: Any) -> Any:
-    """Run ``front`` end to end on the executor ``executor``; returns what its ``finish`` returns.
-    A re-run with the same inputs resumes: units are planned only for what the store lacks."""
+def write_side_file(out: Path, relative: str, content: Any) -> Path:
+    """Write a worker's side output (bytes, or a JSON value) at ``out/relative``, atomically; a
+    path that would leave the run folder is refused."""
+    from framebench.files import write_json_atomic, write_text_atomic
+
+    path = (out / relative).resolve()
+    if out.resolve() not in path.parents:
+        raise UserError(f"{out}: a worker's file {relative!r} would leave the run folder")
+    if isinstance(content, bytes):
+        return write_text_atomic(content, path)
+    return write_json_atomic(content, out / relative)
+
+
+def persist(executor: Executor, units: Sequence[Unit], store: ResultStore, out: Path,
+            on_chunk: Callable[[Chunk], None],
+            remaining: Callable[[Unit], Unit | None] | None = None) -> dict[str, Any]:
+    """Execute ``units``; store each chunk's results (one transaction) and write its side files
+    the moment it arrives, then hand it to ``on_chunk`` (progress, the front end's bookkeeping).
+    Returns what the driver's side cost: chunks, results and seconds spent persisting them."""
+    totals: dict[str, Any] = {"chunks": 0, "results": 0, "seconds": 0.0}
+    for chunk in executor.execute(units, remaining):
+        t0 = time.perf_counter()
+        if chunk.entries:
+            store.put_many(chunk.entries)
+        for relative, content in chunk.files.items():
+            write_side_file(out, relative, content)
+        on_chunk(chunk)
+        totals["chunks"] += 1
+        totals["results"] += len(chunk.entries)
+        totals["seconds"] += time.perf_counter() - t0
+    totals["seconds"] = round(totals["seconds"], 4)
+    return totals
+
+
+def drive(front: FrontEnd, execution: Execution = Execution()) -> Finished:
+    """Run ``front`` end to end; a re-run with the same inputs resumes: units are planned only for
+    what the store lacks. A folder holding another run is refused unless ``execution.force``."""
     from framebench.console import ProgressReporter
     from framebench.executors import make_executor
-    from framebench.pipeline import persist
+    from framebench.run_folder import check_reuse, now_iso
     from framebench.store import ResultStore
 
+    started, t0 = now_iso(), time.perf_counter()
     try:
-        front.select()
+        identity = front.select()
+        check_reuse(front.out, identity, execution.force)  # before any model is loaded
         recipe = front.recipe()
-        pool = make_executor(executor, ray_address, workers, **executor_options)
+        options = {"local_resources": dict(execution.local_resources)} if execution.local_resources else {}
+        pool = make_executor(execution.executor, execution.ray_address, execution.workers, **options)
         try:
             meta = pool.start(recipe)  # loads the model (here, or on the first Ray worker)
             front.out.mkdir(parents=True, exist_ok=True)
             with ResultStore(front.out) as store:
-                plan = front.plan(meta, store, pool.describe()["workers"])
+                keys = front.keys(meta)
+                results = store.get_many(keys)
+                served = len(results)
+                plan = front.plan(meta, results, store, pool.describe()["workers"])
                 reporter = ProgressReporter(plan.label, plan.total, completed=plan.served, unit=plan.unit,
-                                            enabled=progress and plan.progress, fields=plan.fields)
+                                            enabled=execution.progress and plan.progress, fields=plan.fields)
 
                 def on_chunk(chunk: Chunk) -> None:
+                    results.update((key, value) for key, _, value in chunk.entries)
                     done, fields = front.take(chunk)
                     reporter.advance(done, **fields)
 
@@ -94,4 +191,22 @@ def drive(front: FrontEnd, *, executor: str = "local", ray_address: str | None =
             pool.close()
     finally:
         front.close()
-    return front.finish(meta, pool, persisted)
+    return finalize(front, identity, meta, results, served, pool.describe(), persisted, started, t0)
+
+
+def finalize(front: FrontEnd, identity: RunIdentity, meta: WorkerMeta, results: Mapping[str, Any],
+             served: int, executor: Mapping[str, Any], persisted: Mapping[str, Any], started: str,
+             t0: float) -> Finished:
+    """The run id (from the identity), the rows, and the run folder written once, at the end."""
+    from framebench.run_folder import RunJson, write_run
+
+    run_id = identity.run_id(meta.spec, meta.fingerprint, front.run_settings(meta))
+    made = front.rows(meta, run_id, results)
+    seconds = time.perf_counter() - t0
+    extra = {**made.extra, "executor": dict(executor), "persist": dict(persisted)}
+    write_run(front.out, made.rows, made.prompts, RunJson(
+        run_id=run_id, model=meta.spec, model_fingerprint=meta.fingerprint, decoding=made.decoding,
+        dataset_hash=identity.dataset_hash, started=started, producer=front.producer,
+        simulator=front.simulator, model_info=meta.info, identity=identity.as_json(), extra=extra),
+        made.files)
+    return Finished(front.out, run_id, made.rows, min(served, len(made.rows)), seconds, made.extra)

@@ -36,17 +36,19 @@ from framebench.bounds import LIMIT
 from framebench.console import warn
 from framebench.errors import UserError
 from framebench.executors import Chunk, Recipe, Unit, streamed
+from framebench.executors.base import WorkerMeta
+from framebench.files import file_sha256
 from framebench.items import ITEMS_FILE, read_items
+from framebench.pipeline.driver import Execution, Plan, Rows, drive
 from framebench.registry import answer_mode, answer_modes, engine_for, require_capability, suite
-from framebench.run_folder import PROMPTS_FILE, RunInfo, RunSummary, run_id_for
-from framebench.runinfo import file_sha256, now_iso
+from framebench.run_folder import PROMPTS_FILE, RunIdentity
 from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
 from framebench.suite import Job, TextOptions
 
 if TYPE_CHECKING:
-    from framebench.pipeline.driver import Plan
+    import pandas as pd
 
-__all__ = ["CALL_SIZE", "GENERATE", "AnswerMode", "Job", "PROMPTS_FILE", "RunSummary", "TextRun", "build_jobs",
+__all__ = ["CALL_SIZE", "GENERATE", "AnswerMode", "Job", "PROMPTS_FILE", "RunSummary", "TextRequest", "TextRun", "build_jobs",
            "run_text", "select_items"]
 
 CALL_SIZE = 256
@@ -185,15 +187,14 @@ class TextWorker:
         self.model, self.options, self.answer = model, dict(options), answer
         self.backend = backend
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> WorkerMeta:
         if self.backend is None:
             from framebench.backends import load_backend
 
             self.backend = load_backend(self.model, **self.options)
         answer_mode(self.answer).check(self.backend)
         self.fingerprint = self.backend.fingerprint()
-        return {"spec": self.backend.spec, "fingerprint": self.fingerprint, "info": self.backend.info(),
-                "call_size": self.call_size()}
+        return WorkerMeta(self.backend.spec, self.fingerprint, self.backend.info(), call_size=self.call_size())
 
     def call_size(self) -> int | None:
         """Jobs per backend call: the built backend's own value, else its engine's declaration
@@ -317,106 +318,128 @@ def _reasoning_sources(reasoning_from: Sequence[Path]) -> list[ResultStore]:
     return sources
 
 
-def run_text(model: str | None, data: Path, out: Path, *, tasks: Sequence[str] | None = None,
-             formats: Sequence[str] | None = None, limit: int | None = None,
-             batch_size: int | str = "auto", concurrency: int = 8,
-             conditions: Sequence[str] | None = None, progress: bool = True,
-             backend: Backend | None = None, base_url: str | None = None,
-             model_args: Mapping[str, Any] | None = None, force: bool = False,
-             answer: str = "generate", reasoning_from: Sequence[Path] = (),
-             executor: str = "local", ray_address: str | None = None,
-             ray_workers: int | None = None) -> RunSummary:
-    from framebench.pipeline.driver import drive
+@dataclass(frozen=True)
+class TextRequest:
+    """A text run as asked, from the command line (``framebench text``) or the API
+    (``framebench.api.run_text``) to the driver: one typed value instead of a parameter list
+    relayed through each layer."""
 
-    run = TextRun(model, Path(data), Path(out), tasks=tasks, formats=formats, limit=limit,
-                  conditions=split_list(conditions), backend=backend, force=force, answer=answer,
-                  reasoning_from=tuple(reasoning_from), remote=executor != "local",
-                  options=lambda: model_options(model, model_args, batch_size=batch_size,
-                                                concurrency=concurrency, base_url=base_url))
-    return drive(run, executor=executor, ray_address=ray_address, workers=ray_workers, progress=progress)
+    model: str | None  # an engine spec; None: the embedded default (or ``backend``'s)
+    data: Path  # items.jsonl, or the folder holding it
+    out: Path
+    tasks: tuple[str, ...] = ()  # empty: every task
+    formats: tuple[str, ...] = ()  # empty: every format
+    limit: int | None = None
+    conditions: tuple[str, ...] = ()  # OMIT only; empty: each suite's default
+    answer: str = "generate"
+    reasoning_from: tuple[Path, ...] = ()
+    model_args: Mapping[str, Any] = field(default_factory=dict)  # the engine's declared options
+    batch_size: int | str = "auto"  # conveniences, passed to the engines that declare them
+    concurrency: int = 8
+    base_url: str | None = None
+    backend: Backend | None = None  # an already built backend (the API only; then ``model`` is unused)
+    execution: Execution = Execution()
+
+    def model_options(self) -> dict[str, Any]:
+        return model_options(self.model, self.model_args, batch_size=self.batch_size,
+                             concurrency=self.concurrency, base_url=self.base_url)
 
 
 @dataclass
+class RunSummary:
+    """What a text run did (``framebench.api.run_text``'s answer), from what the run holds in memory."""
+
+    run_dir: Path
+    run_id: str
+    n_records: int
+    n_generated: int
+    n_from_store: int
+    parse_counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    rows: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the records as written
+
+    def records(self) -> pd.DataFrame:
+        """The records as written, as ``read_records`` reads them, without reading them back."""
+        return rec.to_table(self.rows).to_pandas()
+
+
+def run_text(request: TextRequest) -> RunSummary:
+    """Run ``request``: its records, prompts and run.json in ``request.out``."""
+    done = drive(TextRun(request), request.execution)
+    extra = done.extra
+    return RunSummary(done.out, done.run_id, len(done.rows), extra["n_generated"], extra["n_from_store"],
+                      dict(extra["parse_counts"]), done.seconds, done.rows)
+
+
 class TextRun:
     """The text front end of the driver: items -> jobs, units of backend calls, records."""
 
-    model: str | None
-    data: Path
-    out: Path
-    tasks: Sequence[str] | None = None
-    formats: Sequence[str] | None = None
-    limit: int | None = None
-    conditions: list[str] = field(default_factory=list)
-    backend: Backend | None = None
-    force: bool = False
-    answer: str = "generate"
-    reasoning_from: Sequence[Path] = ()
-    remote: bool = False
-    options: Callable[[], dict[str, Any]] = dict
+    producer, simulator = "text", ""
 
-    def select(self) -> None:
-        """Check the arguments, read and select the items, refuse a reused folder (before any
-        model loads)."""
+    def __init__(self, request: TextRequest):
+        self.request, self.out, self.sources = request, request.out, []
+
+    def select(self) -> RunIdentity:
+        """Check the arguments, read and select the items (before any model loads)."""
         from framebench.paths import check_out_folder
-        from framebench.runinfo import check_reuse
 
-        self.started, self.t0, self.sources = now_iso(), time.perf_counter(), []
+        r = self.request
+        self.t0 = time.perf_counter()
         self.mode = self._check_mode()
         self.out = check_out_folder(self.out)
-        self.items_path = self.data / ITEMS_FILE if self.data.is_dir() else self.data
-        every = select_items(read_items(self.items_path), self.tasks, self.formats, None)
-        items = select_items(every, None, None, self.limit)
+        self.items_path = r.data / ITEMS_FILE if r.data.is_dir() else r.data
+        every = select_items(read_items(self.items_path), r.tasks, r.formats, None)
+        items = select_items(every, None, None, r.limit)
         if not items:
-            raise UserError(f"{self.items_path}: no items match the selection (tasks={self.tasks}, "
-                            f"formats={self.formats})")
-        check_conditions_apply(self.items_path, items, self.conditions)
-        self.jobs = build_jobs(items, self.conditions, self.items_path, self.answer)  # none: each suite's default
-        self.dataset_hash = file_sha256(self.items_path)
-        self.selection = self._selection()
-        self.identity = {"model": self.model or (self.backend.spec if self.backend is not None else "smollm2"),
-                         "dataset_hash": self.dataset_hash, "selection": self.selection}
-        check_reuse(self.out, self.identity, self.force)  # before any model is loaded
-        warn_about_selection(self.items_path, every, items, self.limit)
-        self.sources = _reasoning_sources(self.reasoning_from)
+            raise UserError(f"{self.items_path}: no items match the selection (tasks={list(r.tasks) or None}, "
+                            f"formats={list(r.formats) or None})")
+        check_conditions_apply(self.items_path, items, list(r.conditions))
+        self.jobs = build_jobs(items, r.conditions, self.items_path, r.answer)  # none: each suite's default
+        warn_about_selection(self.items_path, every, items, r.limit)
+        self.sources = _reasoning_sources(r.reasoning_from)
+        model = r.model or (r.backend.spec if r.backend is not None else "smollm2")
+        return RunIdentity(model, file_sha256(self.items_path), self._selection())
 
     def _check_mode(self) -> AnswerMode:
-        modes = answer_modes()
-        if self.answer not in modes:
-            raise UserError(f"--answer must be one of {', '.join(modes)}, got {self.answer!r}")
-        mode = modes[self.answer]
-        if self.reasoning_from and not mode.reads_reasoning:
+        modes, r = answer_modes(), self.request
+        if r.answer not in modes:
+            raise UserError(f"--answer must be one of {', '.join(modes)}, got {r.answer!r}")
+        mode = modes[r.answer]
+        if r.reasoning_from and not mode.reads_reasoning:
             readers = [f"--answer {m.name}" for m in modes.values() if m.reads_reasoning]
             raise UserError(f"--reasoning-from applies to {' or '.join(readers) or 'no answer mode'} only")
-        if self.backend is None:
+        if r.backend is None:
             from framebench.backends import DEFAULT_MODEL
 
-            check_engine(mode, self.model or DEFAULT_MODEL)  # before reading data or loading any model
+            check_engine(mode, r.model or DEFAULT_MODEL)  # before reading data or loading any model
         return mode
 
     def _selection(self) -> dict[str, Any]:
-        selection: dict[str, Any] = {"tasks": split_list(self.tasks), "formats": split_list(self.formats),
-                                     "limit": self.limit, "conditions": []}
+        r = self.request
+        selection: dict[str, Any] = {"tasks": list(r.tasks), "formats": list(r.formats), "limit": r.limit,
+                                     "conditions": []}
         for name in dict.fromkeys(j.item["suite"] for j in self.jobs):
             selection.update(suite(name).run_selection([j for j in self.jobs if j.item["suite"] == name]))
         if self.mode.in_identity:
-            selection["answer"] = self.answer  # generate runs keep their earlier run ids
+            selection["answer"] = r.answer  # generate runs keep their earlier run ids
         return selection
 
     def recipe(self) -> Recipe:
-        options = {} if self.backend is not None else self.options()
-        return text_recipe(self.model, options, self.answer, self.backend, self.remote)
+        r = self.request
+        options = {} if r.backend is not None else r.model_options()
+        return text_recipe(r.model, options, r.answer, r.backend, r.execution.executor != "local")
 
-    def plan(self, meta: Mapping[str, Any], store: ResultStore, workers: int) -> Plan:
-        """Key the jobs, serve the store, plan the rest as units (backend calls)."""
-        from framebench.pipeline.driver import Plan
+    def keys(self, meta: WorkerMeta) -> list[str]:
+        for job in self.jobs:
+            job.key = job_key(meta.fingerprint, job)
+        return [job.key for job in self.jobs]
 
-        fingerprint, mode, jobs = meta["fingerprint"], self.mode, self.jobs
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: ResultStore, workers: int) -> Plan:
+        """Fill the jobs the store holds, plan the rest as units (backend calls)."""
+        fingerprint, mode, jobs = meta.fingerprint, self.mode, self.jobs
         for job in jobs:
-            job.key = job_key(fingerprint, job)
-        found = store.get_many(j.key for j in jobs)
-        for job in jobs:
-            if job.key in found:
-                mode.restore(job, found[job.key])
+            if job.key in stored:
+                mode.restore(job, stored[job.key])
         pending = [j for j in jobs if not mode.has_result(j)]
         self.n_pending, self.by_key = len(pending), {j.key: j for j in pending}
         self.counts = _parse_counts(j for j in jobs if mode.has_result(j))
@@ -434,10 +457,9 @@ class TextRun:
             left = [j for j in unit.payload.jobs if not mode.has_result(self.by_key[j.key])]
             return unit_of(unit.index, left) if left else None
 
-        calls = mode.calls(pending, meta.get("call_size") or CALL_SIZE)
-        return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta["spec"], len(jobs),
-                    served=len(jobs) - len(pending), fields=dict(self.counts),
-                    remaining=remaining)
+        calls = mode.calls(pending, meta.call_size or CALL_SIZE)
+        return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta.spec, len(jobs),
+                    served=len(jobs) - len(pending), fields=dict(self.counts), remaining=remaining)
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
         """Apply a chunk's results; counted once per job (an in-process worker may already have set
@@ -453,31 +475,23 @@ class TextRun:
             self.counts[name] += n
         return len(done), dict(self.counts)
 
-    def finish(self, meta: Mapping[str, Any], pool: Any, persisted: Mapping[str, Any]) -> RunSummary:
-        from framebench.pipeline import finalize
+    def run_settings(self, meta: WorkerMeta) -> list[str]:
+        return sorted({stable_json(self.mode.key_settings(j)) for j in self.jobs})
 
+    def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Rows:
         jobs = self.jobs
         missing = [j.record_id for j in jobs if not self.mode.has_result(j)]
         if missing:
             raise RuntimeError(f"{len(missing)} jobs have no result after every unit finished (first: {missing[0]})")
-        spec, fingerprint = meta["spec"], meta["fingerprint"]
-        decodings = sorted({stable_json(self.mode.key_settings(j)) for j in jobs})
-        run_id = run_id_for(spec, [fingerprint, self.dataset_hash, self.selection, decodings])
-        rows = [make_record(j, run_id, spec) for j in jobs]
+        rows = [make_record(j, run_id, meta.spec) for j in jobs]
         parse_counts = {p: sum(r["parse"] == p for r in rows) for p in rec.PARSES}
-        seconds = time.perf_counter() - self.t0
-        n_generated, n_cached, model_info = self.n_pending, len(jobs) - self.n_pending, meta["info"]
-        finalize(self.out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunInfo(
-            run_id=run_id, model=spec, fingerprint=fingerprint,
-            decoding={j.decoding_name: j.decoding.as_dict() for j in jobs},
-            dataset_hash=self.dataset_hash, started=self.started, producer="text", model_info=model_info,
-            extra={"chat_template_hash": model_info.get("chat_template_hash", ""), "data": str(self.items_path),
-                   "selection": self.selection, "n_records": len(rows), "n_generated": n_generated,
-                   "n_from_store": n_cached, "parse_counts": parse_counts, "seconds": round(seconds, 3),
-                   "identity": self.identity, "answer_mode": self.answer},
-        ), pool, persisted)
-        return RunSummary(self.out, run_id, len(rows), n_generated, n_cached, parse_counts, seconds)
+        extra = {"chat_template_hash": meta.info.get("chat_template_hash", ""), "data": str(self.items_path),
+                 "selection": self._selection(), "n_records": len(rows), "n_generated": self.n_pending,
+                 "n_from_store": len(jobs) - self.n_pending, "parse_counts": parse_counts,
+                 "seconds": round(time.perf_counter() - self.t0, 3), "answer_mode": self.request.answer}
+        return Rows(rows, [(j.record_id, j.prompt, j.chat) for j in jobs],
+                    {j.decoding_name: j.decoding.as_dict() for j in jobs}, extra)
 
     def close(self) -> None:
-        for source in getattr(self, "sources", ()):
+        for source in self.sources:
             source.close()

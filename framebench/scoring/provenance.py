@@ -81,21 +81,22 @@ def run_entry(folder: RunFolder) -> dict[str, Any]:
         "models": models,
         "suites": suites,
         "n_records": len(records),
-        "model_fingerprint": info.get("model_fingerprint"),
-        "dataset_hash": info.get("dataset_hash"),
+        "model_fingerprint": info.model_fingerprint or None,
+        "dataset_hash": info.dataset_hash or None,
         "decoding": info.get("decoding"),
-        "code_version": info.get("code_version"),
-        "started": info.get("started"),
-        "finished": info.get("finished"),
+        "code_version": info.code_version or None,
+        "started": info.started or None,
+        "finished": info.finished or None,
         "answer_mode": answer_mode(models[0] if len(models) == 1 else "", suites[0] if suites else "", info,
                                    records),
     }
     for suite in _suites_of(records):
         entry.update(suite.run_fields(info, records))
-    if info.get("data"):
-        entry["data"] = display_path(info["data"]) if isinstance(info["data"], str) else info["data"]
-    if info.get("selection"):
-        entry["selection"] = info["selection"]
+    data, selection = info.get("data"), info.get("selection")
+    if data:
+        entry["data"] = display_path(data) if isinstance(data, str) else data
+    if selection:
+        entry["selection"] = selection
     return entry
 
 
@@ -103,8 +104,7 @@ def report_meta(folders: Sequence[RunFolder], generated: str | None = None) -> d
     """The ``meta`` block for the scored run folders."""
     from framebench import __version__
     from framebench.registry import suites
-    from framebench.runinfo import now_iso
-
+    from framebench.run_folder import now_iso
     entries = [run_entry(folder) for folder in folders]
     fingerprints = {m: e["model_fingerprint"] for e in entries for m in e["models"] if e["model_fingerprint"]}
     meta = {

@@ -196,9 +196,8 @@ def _positive_int(args: Mapping[str, Sequence[str]], name: str, default: int) ->
 def load_run_data(run_dirs: Sequence[Path], force: bool = False) -> RunData:
     """Every record of the run folders (validated and verified as ``score`` does), each with its
     prompt (``force``: folders whose files do not match their run.json hashes too, with warnings)."""
-    from framebench.integrity import verify_run
     from framebench.records import label_answer_modes, read_records
-    from framebench.run_folder import read_chats, read_prompts
+    from framebench.run_folder import read_chats, read_prompts, verify_run
 
     frames, warnings, chats = [], [], {}
     for run_dir in run_dirs:

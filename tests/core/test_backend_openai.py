@@ -183,7 +183,7 @@ def test_real_local_server(llama_server, monkeypatch):
 def test_text_run_through_flaky_server_matches_clean_run(loopback_server, monkeypatch, tmp_path, caplog):
     from text_helpers import framingqa_items, write_items
 
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
     from framebench.records import read_records
 
     data = write_items(tmp_path / "data", framingqa_items(3, 6))

@@ -168,7 +168,7 @@ def test_fingerprint_names_the_engine(stand_in_vllm, varied_dir, hf):
 def test_run_text_records_match_hf(stand_in_vllm, varied_dir, tmp_path):
     from text_helpers import framingqa_items, write_items
 
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
     from framebench.records import read_records
 
     data = write_items(tmp_path / "data", framingqa_items(n_contexts=2, per_context=2))

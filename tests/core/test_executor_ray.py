@@ -23,7 +23,7 @@ from framebench.embodied.episodes import write_episodes
 from framebench.embodied.generator import make_episode
 from framebench.embodied.planners import load_planner
 from framebench.embodied.runner import run as run_embodied
-from framebench.pipeline.text import run_text
+from framebench.api import run_text
 from framebench.records import read_records
 
 ray = pytest.importorskip("ray")

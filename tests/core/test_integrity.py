@@ -20,8 +20,7 @@ import pytest
 from text_helpers import cli_run as cli
 from text_helpers import framingqa_items, make_varied_model, write_items
 
-from framebench.integrity import run_problems
-from framebench.runinfo import SEAL_KEY, content_seal
+from framebench.run_folder import SEAL_KEY, content_seal, run_problems
 from framebench.viewer.data import load_run_data
 
 REPO = Path(__file__).resolve().parents[2]

@@ -70,7 +70,10 @@ def test_markdown_and_html_end_with_the_provenance(scored):
     assert "| datasets/demo/omit/personas |" in tail and str(REPO) not in md  # the project's own folder
     html = (tmp / "report" / "report.html").read_text()
     assert html.index('id="drilldown"') < html.index('class="provenance"')  # after everything else
-    assert html.index('<h2 id="section-1">Finding</h2>') < html.index('class="provenance"')
+    finding = re.search(r'<h2 id="section-\d+">Finding</h2>', html)
+    assert finding and finding.start() < html.index('class="provenance"')
+    # the embodied run's --limit is in its identity: it is marked as a smoke test, as a text run's is
+    assert re.search(r"emb</code> was run with --limit 1|emb was run with --limit 1", html)
     assert "report schema version 1" in html and "baseline:always-yes:v2" in html
 
 

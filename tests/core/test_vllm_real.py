@@ -56,7 +56,7 @@ def model_dir(smollm2_dir) -> Path:
 def hf_runs(model_dir, law_data, tmp_path_factory):
     """``hf:`` on the same items, generate then constrained (the reference for both engines)."""
     from framebench.backends.hf import HFBackend
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
     from framebench.records import read_records
 
     out = tmp_path_factory.mktemp("hf")
@@ -118,7 +118,7 @@ class _StoreWatch:
 
 
 def test_vllm_generate_equals_hf_and_stores_per_call(vllm_backend, hf_runs, law_data, tmp_path):
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
     from framebench.records import read_records
 
     out = tmp_path / "vllm-generate"
@@ -139,7 +139,7 @@ def test_vllm_generate_equals_hf_and_stores_per_call(vllm_backend, hf_runs, law_
 
 
 def test_vllm_constrained_equals_hf_at_prefill_cost(vllm_backend, hf_runs, law_data, tmp_path):
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
     from framebench.records import read_records
 
     out = tmp_path / "vllm-constrained"
@@ -203,7 +203,7 @@ def vllm_server(model_dir, vllm_backend):
 
 @pytest.mark.server
 def test_openai_against_vllm_server(vllm_server, hf_runs, law_data, tmp_path, monkeypatch):
-    from framebench.pipeline.text import run_text
+    from framebench.api import run_text
     from framebench.records import read_records
 
     monkeypatch.setenv("OPENAI_API_KEY", "local")

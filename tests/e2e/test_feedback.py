@@ -12,7 +12,7 @@ from text_helpers import cli_exit_code, framingqa_items, write_items
 
 from framebench.backends.baseline import BaselineBackend
 from framebench.console import ProgressReporter, clock
-from framebench.pipeline.text import run_text
+from framebench.api import run_text
 
 REPO = Path(__file__).resolve().parents[2]
 EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"

@@ -200,11 +200,18 @@ def test_episode_keys_equal_result_key_of_the_full_prompt():
             assert keys[iid] == result_key("fp-1", iid, prompt, {"replan_cap": 25, "z": [1, None]})
 
 
-def test_a_run_without_a_given_identity_records_the_engines_identity(tmp_path):
-    """runner.run called directly (no identity passed) writes the identity the simulator engine
-    computes, max_new_tokens included, so a rerun through the engine is the same run."""
-    from framebench.embodied.runner import run_identity
+def test_a_run_records_its_identity_max_new_tokens_included(tmp_path):
+    """The front end's identity (the driver stores it and checks it on the next run): the planner
+    as asked, the episode file's sha256 and every setting, max_new_tokens included, so a rerun
+    through the simulator engine with another max_new_tokens is another run."""
+    from framebench.api import run_embodied
+    from framebench.errors import UserError
+    from framebench.files import file_sha256
 
     runner.run("oracle", DEMO, tmp_path / "r", replan_cap=7, limit=1, max_new_tokens=32)
     stored = json.loads((tmp_path / "r" / "run.json").read_text())["identity"]
-    assert stored == run_identity("oracle", DEMO, replan_cap=7, partnr_compat=False, limit=1, max_new_tokens=32)
+    assert stored == {"model": "oracle", "dataset_hash": file_sha256(DEMO), "selection": {
+        "replan_cap": 7, "partnr_compat": False, "limit": 1, "max_new_tokens": 32}}
+    run_embodied("oracle", DEMO, tmp_path / "r", replan_cap=7, limit=1, max_new_tokens=32)  # the same run
+    with pytest.raises(UserError, match="selection.max_new_tokens 32 -> 64"):
+        run_embodied("oracle", DEMO, tmp_path / "r", replan_cap=7, limit=1, max_new_tokens=64)

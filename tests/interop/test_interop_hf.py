@@ -76,8 +76,7 @@ def test_rows_carry_framebench_prompt_gold_choices_and_decoding(tmp_path: Path) 
 def test_card_header_and_text(tmp_path: Path) -> None:
     from huggingface_hub import DatasetCard
 
-    from framebench.runinfo import file_sha256
-
+    from framebench.files import file_sha256
     out = export("framingqa", tmp_path / "hf")
     card = DatasetCard.load(out / "README.md")
     meta = card.data.to_dict()

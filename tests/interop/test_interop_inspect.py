@@ -26,8 +26,8 @@ from inspect_ai.model import ModelOutput  # noqa: E402
 
 from framebench import api  # noqa: E402
 from framebench.cli import main  # noqa: E402
+from framebench.files import file_sha256  # noqa: E402
 from framebench.records import read_records  # noqa: E402
-from framebench.runinfo import file_sha256  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo"

@@ -145,8 +145,7 @@ def test_printed_strict_accuracy_equals_framebench_score(world: dict) -> None:
 
 @pytest.mark.subprocess
 def test_run_json_carries_lm_eval_provenance(world: dict) -> None:
-    from framebench.runinfo import file_sha256
-
+    from framebench.files import file_sha256
     info = json.loads((world["imported"] / "run.json").read_text())
     lm = info["lm_eval"]
     assert info["producer"] == "lm-eval" and info["executor"] == {"kind": "import"}

@@ -157,6 +157,7 @@ def test_run_habitat_stores_each_variant_once_and_resumes_from_the_store(monkeyp
 def test_a_folder_holding_another_habitat_run_is_refused_before_anything_runs(monkeypatch, tmp_path):
     """The reuse check every front end has: a run folder whose run.json names another framed file
     is refused (before any launcher is looked for); --force replaces it, as for the other simulators."""
+    from framebench.pipeline import Execution
     from framebench.registry import build_engine
     from framebench.simulation import SimulationSettings
 
@@ -166,7 +167,7 @@ def test_a_folder_holding_another_habitat_run_is_refused_before_anything_runs(mo
     (out / "run.json").write_text(json.dumps({"dataset_hash": "another file's hash"}))
     engine = build_engine("habitat", "simulator")
     with pytest.raises(UserError, match="holds another run .*--force"):
-        engine.run("openai:m", episodes_file(tmp_path), out, SimulationSettings())
+        engine.run("openai:m", episodes_file(tmp_path), out, SimulationSettings(), Execution())
     with pytest.raises(UserError, match="Docker"):  # forced: on to the launcher, which is missing here
-        engine.run("openai:m", episodes_file(tmp_path), out, SimulationSettings(), force=True)
+        engine.run("openai:m", episodes_file(tmp_path), out, SimulationSettings(), Execution(force=True))
     assert not (out / "run.json").exists()

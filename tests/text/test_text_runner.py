@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from text_helpers import cli_exit_code, framingqa_items, make_varied_model, write_items
 
-from framebench.pipeline.text import run_text
+from framebench.api import run_text
 from framebench.records import read_records
 
 REPO = Path(__file__).resolve().parents[2]

@@ -110,8 +110,7 @@ def check_sheet(sheet: AnswerSheet, where: str) -> None:
 
 
 def write_sheets(sheets: list[AnswerSheet], path: Path) -> None:
-    from framebench.runinfo import write_text_atomic
-
+    from framebench.files import write_text_atomic
     write_text_atomic("".join(json.dumps(s.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
                               for s in sheets), path)
 

@@ -178,7 +178,7 @@ def build(opts: BuildOptions) -> BuildResult:
 
 
 def write_outputs(result: BuildResult, out: Path, source: str) -> None:
-    from framebench.runinfo import write_text_atomic
+    from framebench.files import write_text_atomic
     from framebench.text_eval.framingqa.build_report import render_report
 
     out.mkdir(parents=True, exist_ok=True)

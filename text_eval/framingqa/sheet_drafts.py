@@ -145,8 +145,7 @@ def read_review(path: Path) -> list[Draft]:
 
 
 def write_review(drafts: list[Draft], path: Path) -> None:
-    from framebench.runinfo import write_text_atomic
-
+    from framebench.files import write_text_atomic
     write_text_atomic("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in drafts), path)
 
 
@@ -270,8 +269,7 @@ def _basis(drafts: list[Draft], ctx: DraftContext, slot: str, option: str) -> st
 def accept(review: Path, contexts_file: Path, out: Path, reviewer: str) -> tuple[int, list[str]]:
     """Write OUT/contexts.jsonl and OUT/answer_sheets.jsonl from the reviewed drafts; returns the
     number of contexts written and one line per context left out."""
-    from framebench.runinfo import write_text_atomic
-
+    from framebench.files import write_text_atomic
     contexts, sha = read_contexts(contexts_file)
     if not review.is_file():
         raise UserError(f"{review}: no such review file")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from framebench.backends.base import Backend, Decoding
 from framebench.errors import UserError
+from framebench.files import write_text_atomic
 from framebench.jsonl import read_jsonl
-from framebench.runinfo import write_text_atomic
 from framebench.store import ResultStore
 from framebench.text_eval.omit import frames, inaction, select
 from framebench.text_eval.omit.calls import CachedGenerator

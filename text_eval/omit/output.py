@@ -7,10 +7,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from framebench.files import file_sha256, write_json_atomic, write_text_atomic
 from framebench.items import write_items
 from framebench.records import make_row
-from framebench.run_folder import RunInfo, run_id_for, write_run
-from framebench.runinfo import file_sha256, now_iso, write_json_atomic, write_text_atomic
+from framebench.run_folder import RunJson, now_iso, run_id_for, write_run
 from framebench.text_eval.omit.personas import PERSONAS
 
 FRAMES = ("action", "omission")
@@ -49,10 +49,10 @@ def write_outputs(framed: list[dict], funnel: list[dict], out: Path, *, model: s
     dataset_hash = file_sha256(items_path)
     decoding = {"max_new_tokens": None, "temperature": 0.0, "stop": []}
     run_id = run_id_for(PERSONA_RUN, [fingerprint, dataset_hash, decoding])
-    write_run(out / PERSONA_RUN, [r for s in framed for r in persona_rows(s, run_id)], [], RunInfo(
-        run_id=run_id, model=model, fingerprint=fingerprint, decoding=decoding,
+    write_run(out / PERSONA_RUN, [r for s in framed for r in persona_rows(s, run_id)], [], RunJson(
+        run_id=run_id, model=model, model_fingerprint=fingerprint, decoding=decoding,
         dataset_hash=dataset_hash, started=started, producer="omit-personas",
-        extra={"personas": list(PERSONAS)}, code=_made_by(model)))
+        extra={"personas": list(PERSONAS)}, code_version=_made_by(model)))
     keep = ("scenario_id", "status", "conflicts", "strength", "patterns", "context", "act",
             "inaction_text", "action_frame", "action_question", "omission_frame", "omission_question",
             "outcome_if_act", "outcome_if_not", "rule", "harms1", "harms2", "inaction", "inaction_tier")
