@@ -145,8 +145,8 @@ def framebench_engine(backend, items, chats, decodings, tmp: Path, tag: str):
     """``framebench text`` through ``run_text`` when its dependencies import; else the backend
     calls the runner makes (per decoding, whole contexts per call)."""
     try:
-        from framebench.items import write_items
         from framebench.api import run_text
+        from framebench.items import write_items
         from framebench.records import read_records
     except ImportError:
         run_text = None

@@ -75,13 +75,7 @@ class SymbolicSimulator(Simulator):
 
         check_planner_spec(planner)
         parsed = read_episodes(episodes)  # validate before loading any model
-        s, options = settings, symbolic_options(settings.options)
-        if s.limit is not None and s.limit < len(parsed):
-            from framebench.console import warn
-
-            warn(f"--limit {s.limit}: running {s.limit} of {len(parsed)} episodes; these metrics are not the "
-                 "benchmark's (use --limit for smoke tests only)")
-        e = execution
+        s, options, e = settings, symbolic_options(settings.options), execution
         return run(planner, episodes, out, replan_cap=s.replan_cap, partnr_compat=options["partnr_compat"],
                    limit=s.limit, progress=e.progress, parsed=parsed, max_new_tokens=s.max_new_tokens,
                    model_args=dict(s.model_args), executor=e.executor, ray_address=e.ray_address,

@@ -35,8 +35,7 @@ from framebench.executors.base import WorkerMeta
 from framebench.run_folder import EPISODE_LOGS
 
 if TYPE_CHECKING:
-    from framebench.pipeline.driver import Rows
-    from framebench.run_folder import RunIdentity
+    from framebench.pipeline.driver import Rows, Selected
 
 DEFAULT_REPLAN_CAP = 25
 EVALUATION_ERROR = "evaluation_error"  # end reason: PARTNR's evaluator would have raised (compat mode)
@@ -287,18 +286,25 @@ class EpisodeRun:
     producer: str = "embodied"
     simulator: str = "symbolic"
 
-    def select(self) -> RunIdentity:
+    def select(self) -> Selected:
         from framebench.files import file_sha256
+        from framebench.pipeline.driver import Selected
         from framebench.run_folder import RunIdentity
 
-        self.episodes = (read_episodes(self.episodes_file) if self.parsed is None else self.parsed)[:self.limit]
+        every = read_episodes(self.episodes_file) if self.parsed is None else self.parsed
+        self.episodes = every[:self.limit]
         self.spec = self.planner if isinstance(self.planner, str) else self.planner.spec
         if not self.local and not isinstance(self.planner, str):
             raise TypeError("a Ray run builds the planner on each worker: pass its spec")
         selection = {"replan_cap": self.replan_cap, "partnr_compat": self.partnr_compat, "limit": self.limit,
                      "max_new_tokens": self.max_new_tokens}
         # the id hashes the limit; the other settings enter it with the planner's (``run_settings``)
-        return RunIdentity(self.spec, file_sha256(self.episodes_file), selection, {"limit": self.limit})
+        identity = RunIdentity(self.spec, file_sha256(self.episodes_file), selection,
+                               hashed_selection={"limit": self.limit})
+        warnings = () if len(self.episodes) == len(every) else (
+            f"--limit {self.limit}: running {len(self.episodes)} of {len(every)} episodes; these metrics are not "
+            "the benchmark's (use --limit for smoke tests only)",)
+        return Selected(identity, warnings)
 
     def recipe(self) -> Any:
         from framebench.executors import Recipe
@@ -349,9 +355,6 @@ class EpisodeRun:
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
         self.decisions += chunk.counts.get("planner decisions", 0)
         return chunk.done, {"planner decisions": self.decisions}
-
-    def run_settings(self, meta: WorkerMeta) -> Mapping[str, Any]:
-        return meta.settings
 
     def rows(self, meta: WorkerMeta, run_id: str, stored: Mapping[str, Any]) -> Rows:
         """Results -> records, in records order."""

@@ -106,6 +106,9 @@ class RunIdentity:
     model: str
     dataset_hash: str
     selection: Mapping[str, Any] = field(default_factory=dict)
+    # what else the run id hashes, when the selection knows it (text: the decodings); None: what
+    # the worker reports (``WorkerMeta.settings``: a planner's settings)
+    settings: Any = None
     # the part of the selection the run id hashes, when not all of it (episode runs: the limit;
     # their other settings enter the id with the planner's own settings)
     hashed_selection: Mapping[str, Any] | None = None
@@ -113,10 +116,10 @@ class RunIdentity:
     def as_json(self) -> dict[str, Any]:
         return {"model": self.model, "dataset_hash": self.dataset_hash, "selection": dict(self.selection)}
 
-    def run_id(self, spec: str, fingerprint: str, settings: Any) -> str:
-        """The run id of this identity answered by the model ``spec`` with ``fingerprint``, under
-        ``settings`` (decodings, planner settings)."""
+    def run_id(self, spec: str, fingerprint: str, worker_settings: Any = None) -> str:
+        """The run id of this identity answered by the model ``spec`` with ``fingerprint``."""
         hashed = self.selection if self.hashed_selection is None else self.hashed_selection
+        settings = worker_settings if self.settings is None else self.settings
         return run_id_for(spec, [fingerprint, self.dataset_hash, hashed, settings])
 
 

@@ -34,7 +34,7 @@ from framebench.errors import UserError
 from framebench.executors.base import WorkerMeta
 
 if TYPE_CHECKING:
-    from framebench.run_folder import RunIdentity
+    from framebench.pipeline.driver import Selected
 
 DEFAULT_IMAGE = "framebench-habitat:latest"
 CONTAINER_PARTNR = "/opt/partnr-planner"
@@ -170,7 +170,8 @@ class HabitatWorker:
         self.planner, self.framed_name, self.framed, self.opts = planner, framed_name, framed, opts
 
     def meta(self) -> WorkerMeta:
-        return WorkerMeta(self.planner, self.planner)  # the planner runs in the container: its spec keys
+        # the planner runs in the container: its spec keys its results, with the options that change them
+        return WorkerMeta(self.planner, self.planner, settings=keyed_settings(self.opts))
 
     def run(self, unit: Any):
         import json
@@ -264,6 +265,11 @@ def run_habitat(planner: str, episodes: Path, out: Path, *, executor: str = "loc
 KEYED_OPTIONS = ("baseline", "partial_obs", "replanning_threshold", "max_tokens", "overrides")
 
 
+def keyed_settings(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """What besides the planner keys a variant's result."""
+    return {"simulator": "habitat", **{k: opts.get(k) for k in KEYED_OPTIONS}}
+
+
 class HabitatRun:
     """The Habitat simulator's front end of the driver: framings of a framed episode file, units
     of runner batches, PARTNR's outputs ingested as records."""
@@ -275,9 +281,10 @@ class HabitatRun:
         self.planner, self.episodes, self.out, self.opts = planner, episodes, out, opts
         self.executor, self.workers = executor, workers
 
-    def select(self) -> RunIdentity:
+    def select(self) -> Selected:
         """Check the planner and options and read the episodes; nothing is written yet."""
         from framebench.partnr_adapters.framed_episodes import load_episode_file
+        from framebench.pipeline.driver import Selected
         from framebench.run_folder import RunIdentity
         from framebench.store import sha256, stable_json
 
@@ -288,7 +295,7 @@ class HabitatRun:
         episodes = load_episode_file(self.episodes)
         selection = {"limit": self.opts.get("limit"), **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
         # the episodes' content, not the file's bytes: a gzip header carries the time it was written
-        return RunIdentity(self.planner, sha256(stable_json(episodes)), selection)
+        return Selected(RunIdentity(self.planner, sha256(stable_json(episodes)), selection))
 
     def recipe(self) -> Any:
         """Frame the episodes into the run folder (after the reuse check) and say how to build workers."""
@@ -314,9 +321,8 @@ class HabitatRun:
         from framebench.partnr_adapters.framed_episodes import load_episode_file
         from framebench.store import result_key
 
-        settings = {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
         framed = load_episode_file(self.framed)["episodes"]
-        self.variant_keys = [result_key(meta.fingerprint, str(ep["episode_id"]), ep, settings)
+        self.variant_keys = [result_key(meta.fingerprint, str(ep["episode_id"]), ep, meta.settings)
                              for ep in framed[:self.total]]
         return self.variant_keys
 
@@ -355,9 +361,6 @@ class HabitatRun:
             self.manifest = merge_manifest(self.manifest, chunk.info["manifest"])
             write_side_file(self.results, MANIFEST_FILE, self.manifest)
         return chunk.done, {}
-
-    def run_settings(self, meta: WorkerMeta) -> Mapping[str, Any]:
-        return {"simulator": "habitat", **{k: self.opts.get(k) for k in KEYED_OPTIONS}}
 
     def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Any:
         """PARTNR's outputs ingested (crashed and missing episodes are reported, never dropped)."""

@@ -17,10 +17,11 @@ from framebench.pipeline.driver import (
            FrontEnd,
            Plan,
            Rows,
+           Selected,
            drive,
            persist,
            write_side_file,
 )
 
-__all__ = ["Chunk", "Execution", "Executor", "Finished", "FrontEnd", "Plan", "Rows", "Unit", "WorkerMeta", "drive",
-           "persist", "write_side_file"]
+__all__ = ["Chunk", "Execution", "Executor", "Finished", "FrontEnd", "Plan", "Rows", "Selected", "Unit", "WorkerMeta",
+           "drive", "persist", "write_side_file"]

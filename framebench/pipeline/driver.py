@@ -39,6 +39,15 @@ class Execution:
     local_resources: Mapping[str, float] = field(default_factory=dict)  # custom resources of a local Ray
 
 
+@dataclass(frozen=True)
+class Selected:
+    """What a front end selected: the run's identity, and the warnings about the selection that
+    are shown once the driver has let the run go ahead (a refused run shows only why)."""
+
+    identity: RunIdentity
+    warnings: tuple[str, ...] = ()
+
+
 @dataclass
 class Plan:
     """The units a front end planned against the store, and how their progress is shown."""
@@ -90,8 +99,8 @@ class FrontEnd(Protocol):
     producer: str  # run.json ``producer``
     simulator: str  # run.json ``simulator`` ("" for text runs)
 
-    def select(self) -> RunIdentity:
-        """Read and check the inputs, before any executor starts or model loads; the identity."""
+    def select(self) -> Selected:
+        """Read and check the inputs, before any executor starts or model loads."""
 
     def recipe(self) -> Recipe:
         """How the executor builds this front end's workers."""
@@ -105,9 +114,6 @@ class FrontEnd(Protocol):
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
         """A stored chunk's results taken in: (records it finished, progress fields)."""
-
-    def run_settings(self, meta: WorkerMeta) -> Any:
-        """Besides the identity and the fingerprint, what the run id hashes (decodings, planner settings)."""
 
     def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Rows:
         """The results (store key -> value, the whole run's) as records."""
@@ -153,15 +159,18 @@ def persist(executor: Executor, units: Sequence[Unit], store: ResultStore, out: 
 def drive(front: FrontEnd, execution: Execution = Execution()) -> Finished:
     """Run ``front`` end to end; a re-run with the same inputs resumes: units are planned only for
     what the store lacks. A folder holding another run is refused unless ``execution.force``."""
-    from framebench.console import ProgressReporter
+    from framebench.console import ProgressReporter, warn
     from framebench.executors import make_executor
     from framebench.run_folder import check_reuse, now_iso
     from framebench.store import ResultStore
 
     started, t0 = now_iso(), time.perf_counter()
     try:
-        identity = front.select()
+        selected = front.select()
+        identity = selected.identity
         check_reuse(front.out, identity, execution.force)  # before any model is loaded
+        for line in selected.warnings:
+            warn(line)
         recipe = front.recipe()
         options = {"local_resources": dict(execution.local_resources)} if execution.local_resources else {}
         pool = make_executor(execution.executor, execution.ray_address, execution.workers, **options)
@@ -200,7 +209,7 @@ def finalize(front: FrontEnd, identity: RunIdentity, meta: WorkerMeta, results: 
     """The run id (from the identity), the rows, and the run folder written once, at the end."""
     from framebench.run_folder import RunJson, write_run
 
-    run_id = identity.run_id(meta.spec, meta.fingerprint, front.run_settings(meta))
+    run_id = identity.run_id(meta.spec, meta.fingerprint, meta.settings)
     made = front.rows(meta, run_id, results)
     seconds = time.perf_counter() - t0
     extra = {**made.extra, "executor": dict(executor), "persist": dict(persisted)}

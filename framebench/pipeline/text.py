@@ -33,13 +33,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from framebench import records as rec
 from framebench.backends import Backend, Decoding
 from framebench.bounds import LIMIT
-from framebench.console import warn
 from framebench.errors import UserError
 from framebench.executors import Chunk, Recipe, Unit, streamed
 from framebench.executors.base import WorkerMeta
 from framebench.files import file_sha256
 from framebench.items import ITEMS_FILE, read_items
-from framebench.pipeline.driver import Execution, Plan, Rows, drive
+from framebench.pipeline.driver import Execution, Plan, Rows, Selected, drive
 from framebench.registry import answer_mode, answer_modes, engine_for, require_capability, suite
 from framebench.run_folder import PROMPTS_FILE, RunIdentity
 from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
@@ -286,11 +285,12 @@ def check_conditions_apply(items_path: Path, items: list[dict], conditions: list
                         "(conditions M0-M4 apply to OMIT only); leave --conditions out")
 
 
-def warn_about_selection(items_path: Path, every: list[dict], items: list[dict], limit: int | None) -> None:
-    """Warn when ``--limit`` cuts the set."""
-    if limit is not None and limit < len(every):
-        warn(f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
-             "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)")
+def selection_warnings(every: list[dict], items: list[dict], limit: int | None) -> tuple[str, ...]:
+    """A warning when ``--limit`` cuts the set."""
+    if limit is None or limit >= len(every):
+        return ()
+    return (f"--limit {limit}: running {len(items)} of {len(every)} selected items; contexts may be "
+            "cut short, so these metrics are not the benchmark's (use --limit for smoke tests only)",)
 
 
 def text_recipe(model: str | None, options: Mapping[str, Any], answer: str,
@@ -379,7 +379,7 @@ class TextRun:
     def __init__(self, request: TextRequest):
         self.request, self.out, self.sources = request, request.out, []
 
-    def select(self) -> RunIdentity:
+    def select(self) -> Selected:
         """Check the arguments, read and select the items (before any model loads)."""
         from framebench.paths import check_out_folder
 
@@ -395,10 +395,11 @@ class TextRun:
                             f"formats={list(r.formats) or None})")
         check_conditions_apply(self.items_path, items, list(r.conditions))
         self.jobs = build_jobs(items, r.conditions, self.items_path, r.answer)  # none: each suite's default
-        warn_about_selection(self.items_path, every, items, r.limit)
         self.sources = _reasoning_sources(r.reasoning_from)
         model = r.model or (r.backend.spec if r.backend is not None else "smollm2")
-        return RunIdentity(model, file_sha256(self.items_path), self._selection())
+        decodings = sorted({stable_json(self.mode.key_settings(j)) for j in self.jobs})
+        identity = RunIdentity(model, file_sha256(self.items_path), self._selection(), settings=decodings)
+        return Selected(identity, selection_warnings(every, items, r.limit))
 
     def _check_mode(self) -> AnswerMode:
         modes, r = answer_modes(), self.request
@@ -474,9 +475,6 @@ class TextRun:
         for name, n in _parse_counts(done).items():
             self.counts[name] += n
         return len(done), dict(self.counts)
-
-    def run_settings(self, meta: WorkerMeta) -> list[str]:
-        return sorted({stable_json(self.mode.key_settings(j)) for j in self.jobs})
 
     def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Rows:
         jobs = self.jobs

@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 from partnr_helpers import fake_habitat_llm
 
+from framebench.api import run_text
 from framebench.embodied.episodes import write_episodes
 from framebench.embodied.generator import make_episode
 from framebench.embodied.planners import load_planner
 from framebench.embodied.runner import run as run_embodied
-from framebench.api import run_text
 from framebench.records import read_records
 
 ray = pytest.importorskip("ray")

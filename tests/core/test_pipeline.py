@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from framebench.executors.base import streamed
 from framebench.api import run_text
+from framebench.executors.base import streamed
 from framebench.pipeline.text import CALL_SIZE
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo"

@@ -73,9 +73,11 @@ def test_version_2_run_folders_score_as_main_scored_them():
     scored = _as_main(_scored([FIXTURE / run for run in RUNS]))
     cautions = scored.pop("cautions")["lines"]
     assert scored == _expected()
-    assert len(cautions) == 2
-    assert "framingqa-random was run with --limit 40: a smoke test" in cautions[0]
-    assert "omit-random was run with --limit 6: a smoke test" in cautions[1]
+    # the embodied run's --limit sits in its identity's selection, read since run.json is typed
+    assert len(cautions) == 3
+    assert "embodied-oracle was run with --limit 1: a smoke test" in cautions[0]
+    assert "framingqa-random was run with --limit 40: a smoke test" in cautions[1]
+    assert "omit-random was run with --limit 6: a smoke test" in cautions[2]
 
 
 def test_version_1_files_map_the_same_way(tmp_path):

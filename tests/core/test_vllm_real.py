@@ -55,8 +55,8 @@ def model_dir(smollm2_dir) -> Path:
 @pytest.fixture(scope="module")
 def hf_runs(model_dir, law_data, tmp_path_factory):
     """``hf:`` on the same items, generate then constrained (the reference for both engines)."""
-    from framebench.backends.hf import HFBackend
     from framebench.api import run_text
+    from framebench.backends.hf import HFBackend
     from framebench.records import read_records
 
     out = tmp_path_factory.mktemp("hf")

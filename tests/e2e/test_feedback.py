@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from text_helpers import cli_exit_code, framingqa_items, write_items
 
+from framebench.api import run_text
 from framebench.backends.baseline import BaselineBackend
 from framebench.console import ProgressReporter, clock
-from framebench.api import run_text
 
 REPO = Path(__file__).resolve().parents[2]
 EPISODES = REPO / "datasets" / "demo" / "robotics" / "episodes.json.gz"
@@ -51,7 +51,7 @@ def test_text_progress_prints_a_plain_line_per_batch_off_a_terminal(tmp_path, ca
     monkeypatch.setenv("FRAMEBENCH_PROGRESS_INTERVAL", "0")  # every update prints
     data = write_items(tmp_path / "data", framingqa_items(3, 8))
     backend = BatchedBaseline(size=5)
-    run_text(None, data, tmp_path / "run", backend=backend)
+    run_text(None, data, tmp_path / "run", backend=backend, progress=True)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(backend.spec)]
     assert backend.batches >= 5
     assert len(lines) >= backend.batches + 2  # start, one per batch, end

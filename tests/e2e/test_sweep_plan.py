@@ -119,7 +119,7 @@ def test_a_sweep_runs_the_simulators_it_names_with_their_options(tmp_path, monke
         def __init__(self, name):
             self.name = name
 
-        def run(self, planner, episodes, out, settings, **kw):
+        def run(self, planner, episodes, out, settings, execution):
             seen.append((self.name, planner, out.name, settings.replan_cap, dict(settings.options)))
             return out
 
@@ -135,6 +135,7 @@ def test_a_sweep_runs_the_simulators_it_names_with_their_options(tmp_path, monke
 def test_a_simulator_checks_its_own_options(tmp_path):
     """The symbolic simulator refuses an option it does not declare; Habitat takes none."""
     from framebench.errors import UserError
+    from framebench.pipeline import Execution
     from framebench.registry import build_engine
     from framebench.simulation import SimulationSettings
 
@@ -142,10 +143,11 @@ def test_a_simulator_checks_its_own_options(tmp_path):
     assert set(build_engine("symbolic", "simulator").options) == {"partnr_compat"}
     with pytest.raises(UserError, match="simulator symbolic: unknown option 'gravity'"):
         build_engine("symbolic", "simulator").run("oracle", episodes, tmp_path / "r",
-                                                  SimulationSettings(options={"gravity": 1}), progress=False)
+                                                  SimulationSettings(options={"gravity": 1}), Execution(progress=False))
     with pytest.raises(UserError, match="--partnr-compat applies to the symbolic simulator"):
         build_engine("habitat", "simulator").run("oracle", episodes, tmp_path / "h",
-                                                 SimulationSettings(options={"partnr_compat": True}), progress=False)
+                                                 SimulationSettings(options={"partnr_compat": True}),
+                                                 Execution(progress=False))
 
 
 def readme_plan(tmp_path: Path) -> Path:

@@ -12,6 +12,7 @@ from framebench.embodied.episodes import read_episodes
 from framebench.embodied.framing import FRAMINGS
 from framebench.embodied.oracle import oracle_plan
 from framebench.embodied.planners import Decision, OraclePlanner, PlanPlanner
+from framebench.pipeline import Execution
 from framebench.registry import build_engine
 from framebench.simulation import SimulationSettings, Simulator
 
@@ -39,10 +40,10 @@ def test_settings_reach_the_symbolic_runner(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner, "run", fake_run)
     settings = SimulationSettings(replan_cap=3, max_new_tokens=9, limit=1, options={"partnr_compat": True})
-    build_engine("symbolic", "simulator").run("oracle", DEMO, tmp_path / "r", settings, progress=False)
+    build_engine("symbolic", "simulator").run("oracle", DEMO, tmp_path / "r", settings,
+                                              Execution(progress=False, force=True))
     assert (seen["replan_cap"], seen["partnr_compat"], seen["limit"]) == (3, True, 1)
-    assert seen["identity"]["selection"] == {"replan_cap": 3, "partnr_compat": True, "limit": 1,
-                                             "max_new_tokens": 9}
+    assert (seen["progress"], seen["force"], seen["executor"]) == (False, True, "local")
     assert seen["planner"] == "oracle" and seen["max_new_tokens"] == 9  # built by the executor's worker
 
 
