@@ -13,7 +13,24 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from framebench.records import SuiteRecords
+from framebench.embodied.comparisons import EMBODIED_COMPARISON
+from framebench.embodied.evaluation import EVALUATION_MODES
+from framebench.embodied.framing import framing_slot
+from framebench.embodied.metrics import score_embodied
+from framebench.embodied.report import (
+    COMPLETION_FIGURE,
+    context_summary,
+    embodied_completion_figure,
+    embodied_finding,
+    embodied_headline_rows,
+    embodied_tables,
+    evaluation_by_model,
+    evaluation_mode,
+    model_summary,
+    planner_answers,
+)
+from framebench.embodied.report import summary_tables as embodied_summary_tables
+from framebench.records import SuiteRecords, make_row
 from framebench.run_folder import EPISODE_LOGS
 from framebench.scoring.parts import Panel
 from framebench.scoring.sections import Section
@@ -25,9 +42,6 @@ def episode_row(*, run_id: str, model: str, episode_id: str, item_id: str, bias:
                 replans: int | None, output: str) -> dict[str, Any]:
     """The record of one episode framing, from whichever simulator ran it (``replans`` None: the
     planner makes no LLM calls)."""
-    from framebench.embodied.framing import framing_slot
-    from framebench.records import make_row
-
     return make_row(
         run_id=run_id, model=model, suite="embodied", task="robotics", format="episode",
         context_id=episode_id, item_id=item_id, bias=bias, level=level, slot=framing_slot(bias, level),
@@ -83,57 +97,33 @@ class EmbodiedMetrics(SuiteMetrics):
     headline_note = "Robotics: n counts episodes, accuracy is mean task completion."
 
     def compute(self, inputs):
-        from framebench.embodied.metrics import score_embodied
-
         return score_embodied(inputs.records)
 
     def report_sections(self, report):
         """The tables name the evaluation mode the runs declared (its provenance field)."""
-        from framebench.embodied.evaluation import EVALUATION_MODES
-        from framebench.embodied.report import embodied_tables
-
         evaluation = (report.get("meta") or {}).get(EVALUATION_META)
         return [Section(self.title, embodied_tables(report[self.name], evaluation, EVALUATION_MODES))]
 
     def report_figures(self, report):
-        from framebench.embodied.report import COMPLETION_FIGURE, embodied_completion_figure
-
         return [(COMPLETION_FIGURE, embodied_completion_figure(report[self.name]))]
 
     def summary_tables(self, report):
-        from framebench.embodied.report import summary_tables
-
-        return summary_tables(report[self.name])
+        return embodied_summary_tables(report[self.name])
 
     def headline_rows(self, report):
-        from framebench.embodied.report import embodied_headline_rows
-
         return embodied_headline_rows(report[self.name])
 
     def finding(self, report):
-        from framebench.embodied.report import embodied_finding
-
         return embodied_finding(report[self.name])
 
     def run_fields(self, info, records):
-        from framebench.embodied.report import evaluation_mode
-
         return {"evaluation": evaluation_mode(info)}
 
     def meta_fields(self, runs):
-        from framebench.embodied.report import evaluation_by_model
-
         return {EVALUATION_META: evaluation_by_model(runs)}
 
     def answer_mode(self, model, info):
-        from framebench.embodied.report import planner_answers
-
         return planner_answers(model)
-
-    def comparison(self):
-        from framebench.embodied.comparisons import EMBODIED_COMPARISON
-
-        return EMBODIED_COMPARISON
 
 
 class EmbodiedView(SuiteView):
@@ -143,13 +133,9 @@ class EmbodiedView(SuiteView):
         return planner_steps(run_dir, str(record["item_id"]))
 
     def context_summary(self, records):
-        from framebench.embodied.report import context_summary
-
         return context_summary(records)
 
     def model_summary(self, rows):
-        from framebench.embodied.report import model_summary
-
         return model_summary(rows)
 
 
@@ -157,7 +143,7 @@ class EmbodiedView(SuiteView):
 EMBODIED = Suite(
     SuiteItems(tasks=("robotics",), records=EMBODIED_RECORDS,
                task_help={"robotics": "PARTNR-style household episodes under framed instructions"}),
-    EmbodiedMetrics("embodied", "FramingQA robotics (embodied)", order=20),
+    EmbodiedMetrics("embodied", "FramingQA robotics (embodied)", order=20, comparison=EMBODIED_COMPARISON),
     EmbodiedView(drilldown_columns=("item_id", "bias", "level", "constraint", "percent_complete", "success",
                                     "sim_steps", "replans"),
                  result_columns=("percent_complete", "success"), share_columns=("percent_complete",),

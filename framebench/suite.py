@@ -136,18 +136,16 @@ class SuiteItems:
 class SuiteMetrics(ReportPart):
     """A suite's metrics: its report part (``compute``: its ``report.json`` entry,
     ``report[self.name]``; ``report_sections``, ``report_figures``, ``summary_tables``, ...;
-    ``framebench.scoring.parts.ReportPart``), plus what the report compares between models and its
+    ``framebench.scoring.parts.ReportPart``), what the report compares between models and its
     own Inspect AI metrics. ``name`` is the suite's name (the records' ``suite`` value and the
-    report.json key), ``title`` its section title, ``order`` its place in the report (low first)."""
+    report.json key), ``title`` its section title, ``order`` its place in the report (low first),
+    ``comparison`` what the report compares between models on the same items
+    (``framebench.scoring.comparisons``; None: no model comparisons)."""
 
     name: str
     title: str
     order: int = 50
-
-    def comparison(self) -> Comparison | None:
-        """What the report compares between models on the same items
-        (``framebench.scoring.comparisons``); None: no model comparisons."""
-        return None
+    comparison: Comparison | None = None
 
     def inspect_metrics(self) -> list[Any]:
         """Inspect AI metrics of its own for its task under Inspect (``inspect eval framebench/NAME``;

@@ -3,7 +3,7 @@
 Items: one job per item (binary or MC), parsed strictly against the item's options. Metrics:
 FramingQA's report (``metrics``, ``tables``, ``figures``, ``headline``, ``finding``); the control
 reports only the option-position table (``rotation``). View: a context passes when every question
-is answered right (strict). The report modules load when a report is made.
+is answered right (strict). The figures (matplotlib) load when report.html is made.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from framebench import records as rec
 from framebench.backends.constrained import allowed_answers
 from framebench.errors import UserError
 from framebench.records import SuiteRecords
+from framebench.scoring.sections import Section
 from framebench.suite import (
     Job,
     Suite,
@@ -26,8 +27,15 @@ from framebench.suite import (
     TextOptions,
     standard_formats,
 )
+from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON
 from framebench.text_eval.framingqa.domains import task_names
+from framebench.text_eval.framingqa.finding import framingqa_finding, rotation_finding
+from framebench.text_eval.framingqa.headline import score_headline
+from framebench.text_eval.framingqa.metrics import score_framingqa
 from framebench.text_eval.framingqa.prompts import decoding_for, render_chat
+from framebench.text_eval.framingqa.rotation import rotation_table, score_rotation
+from framebench.text_eval.framingqa.tables import framingqa_headline_rows, framingqa_tables
+from framebench.text_eval.framingqa.tables import summary_tables as framingqa_summary_tables
 from framebench.text_eval.parsing import parse_answer
 from framebench.text_eval.suite import TEXT_ITEM_FIELDS, answer_columns, model_answer
 from framebench.vocabulary import BINARY_ANSWERS, FORMS, MC_ANSWERS, PHRASINGS
@@ -122,14 +130,9 @@ class FramingQAMetrics(SuiteMetrics):
                      "right, averaged over contexts.")
 
     def compute(self, inputs):
-        from framebench.text_eval.framingqa.metrics import score_framingqa
-
         return score_framingqa(inputs.records)
 
     def report_sections(self, report):
-        from framebench.scoring.sections import Section
-        from framebench.text_eval.framingqa.tables import framingqa_tables
-
         return [Section(self.title, framingqa_tables(report[self.name]))]
 
     def report_figures(self, report):
@@ -138,29 +141,16 @@ class FramingQAMetrics(SuiteMetrics):
         return framingqa_figures(report[self.name])
 
     def summary_tables(self, report):
-        from framebench.text_eval.framingqa.tables import summary_tables
-
-        return summary_tables(report[self.name])
+        return framingqa_summary_tables(report[self.name])
 
     def headline(self, inputs):
-        from framebench.text_eval.framingqa.headline import score_headline
-
         return score_headline(inputs.records, inputs.report[self.name]) if inputs.report.get(self.name) else None
 
     def headline_rows(self, report):
-        from framebench.text_eval.framingqa.tables import framingqa_headline_rows
-
         return framingqa_headline_rows(report.get("headline") or {})
 
     def finding(self, report):
-        from framebench.text_eval.framingqa.finding import framingqa_finding
-
         return framingqa_finding(report)
-
-    def comparison(self):
-        from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON
-
-        return FRAMINGQA_COMPARISON
 
 
 class RotatedMetrics(SuiteMetrics):
@@ -168,19 +158,12 @@ class RotatedMetrics(SuiteMetrics):
     fixed-order rows; never mixed into FramingQA's metrics."""
 
     def compute(self, inputs):
-        from framebench.text_eval.framingqa.rotation import score_rotation
-
         return score_rotation(inputs.records)
 
     def report_sections(self, report):
-        from framebench.scoring.sections import Section
-        from framebench.text_eval.framingqa.rotation import rotation_table
-
         return [Section(self.title, [rotation_table(report[self.name])])]
 
     def finding(self, report):
-        from framebench.text_eval.framingqa.finding import rotation_finding
-
         return rotation_finding(report[self.name])
 
 
@@ -206,7 +189,7 @@ VIEW = FramingQAView(
     list_columns=("bias", "level", "form", "phrasing", "option", "distractor"), reference=("bias", "neutral"),
     row_order=("bias", "level", "distractor", "form", "phrasing"))
 
-FRAMINGQA = Suite(ITEMS, FramingQAMetrics("framingqa", "FramingQA (text)", order=10), VIEW)
+FRAMINGQA = Suite(ITEMS, FramingQAMetrics("framingqa", "FramingQA (text)", order=10, comparison=FRAMINGQA_COMPARISON), VIEW)
 # MC items in rotated option orders (``framebench.text_eval.framingqa.rotation``), run like FramingQA
 FRAMINGQA_ROTATED = Suite(
     replace(ITEMS, records=replace(FRAMINGQA_RECORDS, formats=standard_formats("mc"))),

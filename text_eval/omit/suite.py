@@ -4,7 +4,6 @@ Items: one job per (item, condition) from ``--conditions``; the condition is the
 ``condition``. Metrics: omission and action bias rates per condition, McNemar against M0, the
 persona analyses (``metrics``, ``analysis``, ``tables``, ``finding``). View: a scenario's action
 and omission wordings side by side; the dataset's persona panel is named as such, not as models.
-The report modules load when a report is made.
 """
 
 from __future__ import annotations
@@ -17,14 +16,22 @@ from framebench import records as rec
 from framebench.backends.base import Decoding
 from framebench.errors import UserError
 from framebench.records import SuiteRecords
-from framebench.scoring.sections import ordered
+from framebench.scoring.sections import Section, ordered
 from framebench.suite import Job, Suite, SuiteItems, SuiteMetrics, SuiteView, TextOptions
+from framebench.text_eval.omit.analysis import analyze
+from framebench.text_eval.omit.analysis_report import figures as analysis_figures
+from framebench.text_eval.omit.analysis_report import tables as analysis_tables
+from framebench.text_eval.omit.comparisons import OMIT_COMPARISON
 from framebench.text_eval.omit.conditions import (
     Condition,
     conditions,
     parse_omit_answer,
     render_omit_chat,
 )
+from framebench.text_eval.omit.finding import omit_finding
+from framebench.text_eval.omit.metrics import PERSONA_PREFIX, score_omit
+from framebench.text_eval.omit.tables import OBR_FIGURE, omit_obr_figure, omit_tables
+from framebench.text_eval.omit.tables import summary_tables as omit_summary_tables
 from framebench.text_eval.suite import TEXT_ITEM_FIELDS, answer_columns, model_answer
 from framebench.vocabulary import BINARY_ANSWERS, NEUTRAL
 
@@ -97,17 +104,12 @@ class OmitItems(SuiteItems):
 
 def is_persona(model: str) -> bool:
     """Whether a records ``model`` is one of the dataset's personas (authored answers)."""
-    from framebench.text_eval.omit.metrics import PERSONA_PREFIX
-
     return model.startswith(PERSONA_PREFIX)
 
 
 class OmitMetrics(SuiteMetrics):
     def compute(self, inputs):
         """The console summary (``quick``) skips the persona analyses."""
-        from framebench.text_eval.omit.analysis import analyze
-        from framebench.text_eval.omit.metrics import score_omit
-
         records = inputs.records
         metrics = score_omit(records)
         if metrics and not inputs.quick:
@@ -115,30 +117,19 @@ class OmitMetrics(SuiteMetrics):
         return metrics
 
     def report_sections(self, report):
-        from framebench.scoring.sections import Section
-        from framebench.text_eval.omit.analysis_report import tables
-        from framebench.text_eval.omit.tables import omit_tables
-
         metrics = report[self.name]
-        analysis = tables(metrics.get("analysis") or {})
+        analysis = analysis_tables(metrics.get("analysis") or {})
         return [Section(self.title, omit_tables(metrics))] + ([Section("OMIT analyses", analysis)]
                                                                if analysis else [])
 
     def report_figures(self, report):
-        from framebench.text_eval.omit.analysis_report import figures
-        from framebench.text_eval.omit.tables import OBR_FIGURE, omit_obr_figure
-
         metrics = report[self.name]
-        return [(OBR_FIGURE, omit_obr_figure(metrics)), *figures(metrics.get("analysis") or {})]
+        return [(OBR_FIGURE, omit_obr_figure(metrics)), *analysis_figures(metrics.get("analysis") or {})]
 
     def summary_tables(self, report):
-        from framebench.text_eval.omit.tables import summary_tables
-
-        return summary_tables(report[self.name])
+        return omit_summary_tables(report[self.name])
 
     def finding(self, report):
-        from framebench.text_eval.omit.finding import omit_finding
-
         return omit_finding(report[self.name])
 
     def answer_mode(self, model, info):
@@ -147,12 +138,8 @@ class OmitMetrics(SuiteMetrics):
             return "authored (the dataset's persona panel)"
         return None
 
-    def comparison(self):
-        from framebench.text_eval.omit.comparisons import OMIT_COMPARISON
-
-        return OMIT_COMPARISON
-
     def inspect_metrics(self):
+        """OBR / ABR / FCR per condition (inspect_ai is an optional dependency: imported here)."""
         from framebench.text_eval.omit.inspect_metric import omission_rates
 
         return [omission_rates()]
@@ -163,8 +150,6 @@ class OmitView(SuiteView):
         return " (the OMIT dataset's persona panel, not a model)" if is_persona(model) else ""
 
     def reference_panel(self, models):
-        from framebench.text_eval.omit.metrics import PERSONA_PREFIX
-
         panel = ordered(m for m in models if is_persona(m))
         if not panel:
             return [], ""
@@ -176,7 +161,7 @@ OMIT = Suite(
     OmitItems(tasks=("omit",), records=OMIT_RECORDS, item_fields=TEXT_ITEM_FIELDS,
               item_extras={"frame": str, "conflicts": str},
               task_help={"omit": "MoralChoice scenarios as action/omission frame pairs (OMIT)"}),
-    OmitMetrics("omit", "OMIT", order=30),
+    OmitMetrics("omit", "OMIT", order=30, comparison=OMIT_COMPARISON),
     OmitView(drilldown_columns=("item_id", "condition", "frame", "conflicts", "answer", "parse"),
              list_columns=("condition", "frame", "conflicts"), grid_groups=("condition",), grid_pair="frame",
              row_order=("condition", "frame"), filter_columns={"condition": "Condition"}))
