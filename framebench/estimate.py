@@ -101,7 +101,7 @@ def select_jobs(data: Path, tasks: Any, formats: Any, limit: int | None, conditi
 def reasons_first(job: Job) -> bool:
     from framebench.registry import suite
 
-    return suite(job.item["suite"]).reasons_first(job)
+    return suite(job.item["suite"]).items.reasons_first(job)
 
 
 def scores_answers(job: Job) -> bool:
@@ -214,7 +214,7 @@ def _answer(backend: Any, jobs: list[Job]) -> list[str]:
     scored = [j for j in jobs if scores_answers(j)]
     if scored:
         backend.answer_probabilities([j.chat for j in scored],
-                                     [suite(j.item["suite"]).answer_choices(j) for j in scored])
+                                     [suite(j.item["suite"]).items.answer_choices(j) for j in scored])
     return out
 
 

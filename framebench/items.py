@@ -17,8 +17,8 @@ from framebench.vocabulary import NEUTRAL
 
 ITEMS_FILE = "items.jsonl"
 
-# Fields every item carries; a suite requires more (``Suite.item_fields``) and may allow optional
-# ones (``Suite.item_extras``). ``question`` is the framed question as asked.
+# Fields every item carries; a suite requires more (``SuiteItems.item_fields``) and may allow
+# optional ones (``SuiteItems.item_extras``). ``question`` is the framed question as asked.
 ITEM_FIELDS: dict[str, type] = {
     "item_id": str,
     "context_id": str,
@@ -35,8 +35,8 @@ def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
         raise UserError(f"{where}: an item must be a JSON object")
     _check_types(item, ITEM_FIELDS, where, required=True)
     suite = _text_suite(item, f"{where}: item {item['item_id']!r}")
-    _check_types(item, dict(suite.item_fields), where, required=True)
-    _check_types(item, dict(suite.item_extras), where, required=False)
+    _check_types(item, dict(suite.items.item_fields), where, required=True)
+    _check_types(item, dict(suite.items.item_extras), where, required=False)
     _check_vocabulary(item, suite, f"{where}: item {item['item_id']!r}")
     _check_consistency(item, suite, f"{where}: item {item['item_id']!r}")
     return item
@@ -49,7 +49,7 @@ def _check_vocabulary(item: dict[str, Any], suite: Any, where: str) -> None:
 
     enums = records.enums()
     for name, value in item.items():
-        allowed = enums.get(suite.item_columns.get(name, name))
+        allowed = enums.get(suite.items.item_columns.get(name, name))
         if allowed is not None and value not in allowed:
             raise UserError(f"{where}: field '{name}' has unknown value {shown(value)} "
                             f"(allowed: {', '.join(map(repr, allowed))})")
@@ -69,7 +69,7 @@ def _text_suite(item: dict[str, Any], where: str) -> Any:
     """The registered suite whose text items these are (its name in the item's ``suite``)."""
     from framebench.registry import ordered_suites
 
-    text_suites = {s.name: s for s in ordered_suites() if s.text_items}
+    text_suites = {s.name: s for s in ordered_suites() if s.items.makes_jobs}
     found = text_suites.get(item["suite"])
     if found is None:
         raise UserError(f"{where}: field 'suite': {item['suite']!r} items are not text items "
@@ -79,11 +79,11 @@ def _text_suite(item: dict[str, Any], where: str) -> Any:
 
 def _check_consistency(item: dict[str, Any], suite: Any, where: str) -> None:
     """Agreement between fields: task and format of the suite, no other suite's fields, framing
-    level with bias, then the suite's own checks (``Suite.check_item``)."""
+    level with bias, then the suite's own checks (``SuiteItems.check_item``)."""
     for name in ("item_id", "context_id", "question"):
         if not item[name].strip():
             raise UserError(f"{where}: field '{name}' must not be empty")
-    tasks, formats = suite.task_names(), suite.formats
+    tasks, formats = suite.items.task_names(), tuple(suite.items.records.formats)
     if item["task"] not in tasks:
         raise UserError(f"{where}: field 'task': {item['task']!r} is not a {suite.name} task "
                         f"(expected {', '.join(tasks)})")
@@ -96,7 +96,7 @@ def _check_consistency(item: dict[str, Any], suite: Any, where: str) -> None:
     if "bias" in item and (item["bias"] == NEUTRAL) != (item.get("level", "") == ""):
         raise UserError(f"{where}: field 'level' must be empty exactly when bias is neutral "
                         f"(bias {item['bias']!r}, level {item.get('level', '')!r})")
-    problem = suite.check_item(item)
+    problem = suite.items.check_item(item)
     if problem:
         name, message = problem
         raise UserError(f"{where}: field '{name}': {message}")
@@ -105,8 +105,8 @@ def _check_consistency(item: dict[str, Any], suite: Any, where: str) -> None:
 def _extras_of_other_suites(suite: Any) -> set[str]:
     from framebench.registry import ordered_suites
 
-    own = set(suite.item_fields) | set(suite.item_extras)
-    return {f for s in ordered_suites() if s.name != suite.name for f in s.item_extras} - own
+    own = set(suite.items.item_fields) | set(suite.items.item_extras)
+    return {f for s in ordered_suites() if s.name != suite.name for f in s.items.item_extras} - own
 
 
 def read_items(path: str | Path) -> list[dict[str, Any]]:

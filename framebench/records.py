@@ -94,7 +94,7 @@ RowCheck = Callable[[pd.DataFrame], Iterable[tuple[pd.Series, str]]]
 
 @dataclass(frozen=True)
 class SuiteRecords:
-    """What a suite's rows carry beyond the core columns (``Suite.records``).
+    """What a suite's rows carry beyond the core columns (``SuiteItems.records``).
 
     ``formats``: each ``format`` value its rows may have -> the answers ``gold`` and ``answer``
     may hold there (``()``: both stay empty, e.g. an episode); ``gold_optional``: gold may also be
@@ -200,7 +200,7 @@ def registered_schema() -> RecordsSchema:
     # registry loaded after a refresh, and the old contract would live on
     current = suites()
     if not _registered or _registered[0][0] is not current:
-        schema = build_schema({s.name: (s.task_names(), s.records) for s in ordered_suites()})
+        schema = build_schema({s.name: (s.items.task_names(), s.items.records) for s in ordered_suites()})
         _registered[:] = [(current, schema)]
     return _registered[0][1]
 
@@ -428,7 +428,8 @@ def validate_frame(df: pd.DataFrame, source: str, schema: RecordsSchema | None =
 def suite_formats(text_only: bool = False) -> dict[str, tuple[str, ...]]:
     from framebench.registry import ordered_suites
 
-    return {s.name: tuple(s.records.formats) for s in ordered_suites() if s.text_items or not text_only}
+    return {s.name: tuple(s.items.records.formats) for s in ordered_suites()
+            if s.items.makes_jobs or not text_only}
 
 
 def _first_bad(source: str, bad: pd.Series, message: str) -> None:

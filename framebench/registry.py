@@ -210,8 +210,8 @@ def extra_report_parts() -> dict[str, ReportPart]:
 
 
 def report_parts() -> list[ReportPart]:
-    """Every report part, suites included, in report order (``order``, then name)."""
-    parts = [*suites().values(), *extra_report_parts().values()]
+    """Every report part, the suites' metrics included, in report order (``order``, then name)."""
+    parts = [*(s.metrics for s in suites().values()), *extra_report_parts().values()]
     return sorted(parts, key=lambda p: (p.order, p.name))
 
 

@@ -1,29 +1,34 @@
-"""The ``Suite`` interface: what a benchmark contributes to framebench.
+"""The ``Suite`` interface: what a benchmark contributes to framebench, as three parts.
 
-A suite turns items into jobs (text suites), a job and its output into a record row, records into
-metrics (its section of ``report.json``) and metrics into report tables, figures and console
-summary tables: a suite is a report part (``framebench.scoring.parts.ReportPart``) whose entry is
-its metrics. It names the columns its drill-down shows and how the viewer sums up a context.
+A suite composes its *items* (``SuiteItems``: the ``task`` values and records contract of its rows,
+and for a text suite items -> jobs -> record rows, what ``framebench text`` and ``build`` need), its
+*metrics* (``SuiteMetrics``: a report part, ``framebench.scoring.parts.ReportPart``, whose entry in
+``report.json`` is its metrics, with its tables, figures, summary and what the report compares
+between models) and its *view* (``SuiteView``: how report.html's drill-down and ``framebench view``
+show its rows). The suite's name, title and place in the report are its metrics' (its report part's).
 Suites register through the ``framebench.suites`` entry-point group (``framebench.registry``);
 the core finds them there and never imports a suite package.
 
 The text runner (``framebench text``) serves every suite whose items carry its name in the
-``suite`` field; ``framebench score`` asks every registered suite for its metrics.
+``suite`` field; ``framebench score`` asks every registered suite's metrics for their entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from framebench.backends.base import Chat, Decoding
+from framebench.errors import UserError
 from framebench.records import STANDARD_ANSWERS, SuiteRecords
 from framebench.registry import DEFAULT_ANSWER_MODE
-from framebench.scoring.parts import RecordsView, ReportPart
+from framebench.scoring.parts import ReportPart, SuiteView
 
 if TYPE_CHECKING:
     from framebench.scoring.comparisons import Comparison
+
+__all__ = ["Job", "Suite", "SuiteItems", "SuiteMetrics", "SuiteView", "TextOptions", "standard_formats"]
 
 
 @dataclass
@@ -59,71 +64,46 @@ class TextOptions:
     conditions: Sequence[str] = ()
 
 
-@dataclass
-class Suite(ReportPart, RecordsView):
-    """Base class with the defaults; a suite overrides what it uses.
+def standard_formats(*names: str) -> dict[str, tuple[str, ...]]:
+    """``SuiteRecords.formats`` for the standard formats (binary ``Yes``/``No``, mc ``A``-``D``)."""
+    return {name: STANDARD_ANSWERS[name] for name in names}
 
-    ``name`` is the records' ``suite`` value and the report.json key; ``tasks`` the ``task``
-    values its records may carry; ``order`` places its report section (low first); ``records``
-    its part of the records contract (formats and answer sets, own columns and vocabularies, a
-    row check: ``framebench.records.SuiteRecords``).
-    How the drill-down and the viewer sum up its records: ``RecordsView``.
+
+@dataclass(frozen=True)
+class SuiteItems:
+    """A suite's items: what its rows are and, for a text suite, items -> jobs -> record rows.
+
+    ``tasks``: the ``task`` values its records may carry, or a function that lists them (FramingQA:
+    its registered domains); read them with ``task_names()``. ``records``: its part of the records
+    contract, its formats and their answer sets among it (``framebench.records.SuiteRecords``).
+    ``item_fields`` / ``item_extras``: the ``items.jsonl`` fields its items must / may carry;
+    ``item_columns``: an item field -> the records column it fills, where the names differ
+    (FramingQA: variant -> phrasing), so the column's vocabulary checks the field.
+    ``task_help``: a task -> one line on it (``framebench list tasks``; default: the suite's title).
+    A suite without text jobs (embodied) keeps the defaults of the methods.
     """
 
-    name: str
-    title: str
-    tasks: tuple[str, ...]
-    order: int = 50
-    drilldown_columns: tuple[str, ...] = ()
-    formats: tuple[str, ...] = ()  # the ``format`` values its records and items may carry
-    selection: dict[str, Any] = field(default_factory=dict)
-    records: SuiteRecords = field(default_factory=SuiteRecords)  # its part of the records contract
-    item_fields: Mapping[str, type] = field(default_factory=dict)  # fields its items must carry
-    item_extras: Mapping[str, type] = field(default_factory=dict)  # fields its items may carry
-    # an item field -> the records column it fills, where the two names differ (FramingQA:
-    # variant -> phrasing): the column's vocabulary checks the field when the items are read
+    tasks: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    records: SuiteRecords = field(default_factory=SuiteRecords)
+    item_fields: Mapping[str, type] = field(default_factory=dict)
+    item_extras: Mapping[str, type] = field(default_factory=dict)
     item_columns: Mapping[str, str] = field(default_factory=dict)
-    result_columns: tuple[str, str] = ("answer", "correct")
-    list_columns: tuple[str, ...] = ()  # default: its own record columns (``shown_columns``)
-    grid_groups: tuple[str, ...] = ("bias", "level")
-    grid_pair: str = ""
-    reference: tuple[str, str] | None = None
-    row_order: tuple[str, ...] = ("bias", "level")
-    share_columns: tuple[str, ...] = ()
-    filter_columns: Mapping[str, str] = field(default_factory=dict)
-    stage = 0
-
-    def __post_init__(self) -> None:
-        """``formats`` and ``records.formats`` say the same: a suite that names only its formats
-        gets the standard answer sets of those (``framebench.records.STANDARD_ANSWERS``)."""
-        if self.records.formats:
-            self.formats = self.formats or tuple(self.records.formats)
-        else:
-            self.records = replace(self.records, formats={f: STANDARD_ANSWERS.get(f, ()) for f in self.formats})
-
-    def shown_columns(self) -> tuple[str, ...]:
-        return self.list_columns or tuple(self.records.columns)
-
-    @property
-    def text_items(self) -> bool:
-        """Whether ``items.jsonl`` may hold its items (it turns items into jobs)."""
-        return type(self).jobs is not Suite.jobs
+    task_help: Mapping[str, str] = field(default_factory=dict)
 
     def task_names(self) -> tuple[str, ...]:
-        """The ``task`` values its records may carry (default: ``tasks``)."""
-        return self.tasks
+        return self.tasks() if callable(self.tasks) else self.tasks
 
-    def task_help(self, task: str) -> str:
-        """One line on a task (``framebench list tasks``; default: the suite's title)."""
-        return self.title
+    @property
+    def makes_jobs(self) -> bool:
+        """Whether ``items.jsonl`` may hold its items (it turns items into jobs)."""
+        return type(self).jobs is not SuiteItems.jobs
 
-    # ---- text suites: items -> jobs -> records
     def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
-        raise NotImplementedError(f"suite {self.name!r} has no text jobs")
+        raise NotImplementedError(f"{type(self).__name__} makes no text jobs")
 
     def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:
-        """(field, problem) when an item of this suite is inconsistent (``items.jsonl``); the
-        default: a ``gold`` answer must be one of its format's answers."""
+        """(field, problem) when an item is inconsistent (``items.jsonl``); the default: a
+        ``gold`` answer must be one of its format's answers."""
         allowed = self.records.formats.get(item["format"], ())
         if allowed and "gold" in item and item["gold"] not in allowed:
             return "gold", f"must be one of {', '.join(allowed)}, got {item['gold']!r}"
@@ -131,13 +111,11 @@ class Suite(ReportPart, RecordsView):
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:
         """The record row for a job whose ``output`` is set (``framebench.records.make_row``)."""
-        raise NotImplementedError(f"suite {self.name!r} has no text records")
+        raise NotImplementedError(f"{type(self).__name__} makes no text records")
 
     def answer_choices(self, job: Job) -> tuple[str, ...]:
         """``--answer constrained``: the answers a job may be given, in tie-break order."""
-        from framebench.errors import UserError
-
-        raise UserError(f"suite {self.name!r} does not support --answer constrained")
+        raise UserError(f"suite {job.item['suite']!r} does not support --answer constrained")
 
     def reasons_first(self, job: Job) -> bool:
         """``--answer constrained``: whether the model writes its reasoning (generation with the
@@ -150,18 +128,47 @@ class Suite(ReportPart, RecordsView):
         return []
 
     def run_selection(self, jobs: list[Job]) -> dict[str, Any]:
-        """Selection entries of run.json (and of the run id) that this suite's jobs determine."""
+        """Selection entries of run.json (and of the run id) that its jobs determine."""
         return {}
+
+
+@dataclass
+class SuiteMetrics(ReportPart):
+    """A suite's metrics: its report part (``compute``: its ``report.json`` entry,
+    ``report[self.name]``; ``report_sections``, ``report_figures``, ``summary_tables``, ...;
+    ``framebench.scoring.parts.ReportPart``), what the report compares between models and its
+    own Inspect AI metrics. ``name`` is the suite's name (the records' ``suite`` value and the
+    report.json key), ``title`` its section title, ``order`` its place in the report (low first),
+    ``comparison`` what the report compares between models on the same items
+    (``framebench.scoring.comparisons``; None: no model comparisons)."""
+
+    name: str
+    title: str
+    order: int = 50
+    comparison: Comparison | None = None
 
     def inspect_metrics(self) -> list[Any]:
         """Inspect AI metrics of its own for its task under Inspect (``inspect eval framebench/NAME``;
         ``framebench.interop.inspect_tasks``), beside accuracy and its clustered error."""
         return []
 
-    # ---- records -> report: a suite is a report part (``framebench.scoring.parts.ReportPart``:
-    # ``compute``, ``report_sections``, ``report_figures``, ``summary_tables``; its own entry is
-    # ``report[self.name]``), plus what the report compares between models
-    def comparison(self) -> Comparison | None:
-        """What the report compares between models on the same items
-        (``framebench.scoring.comparisons``); None: no model comparisons."""
-        return None
+
+@dataclass(frozen=True)
+class Suite:
+    """A benchmark: its items, its metrics (whose name, title and order are the suite's) and its view."""
+
+    items: SuiteItems
+    metrics: SuiteMetrics
+    view: SuiteView = field(default_factory=SuiteView)
+
+    @property
+    def name(self) -> str:
+        return self.metrics.name
+
+    @property
+    def title(self) -> str:
+        return self.metrics.title
+
+    @property
+    def order(self) -> int:
+        return self.metrics.order

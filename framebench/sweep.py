@@ -147,13 +147,13 @@ def _field(path: Path, where: str, check: Callable[[], T]) -> T:
 
 
 def _conditions_of(dataset: Path) -> list[str]:
-    """The conditions the dataset's suite offers (``Suite.conditions_listing``; OMIT: M0, M1, ...),
+    """The conditions the dataset's suite offers (``SuiteItems.conditions_listing``; OMIT: M0, M1, ...),
     empty for a suite without conditions."""
     from framebench.items import ITEMS_FILE, read_items
     from framebench.registry import suite
 
     items = read_items(dataset / ITEMS_FILE if dataset.is_dir() else dataset)
-    return [name for name, _ in suite(items[0]["suite"]).conditions_listing()] if items else []
+    return [name for name, _ in suite(items[0]["suite"]).items.conditions_listing()] if items else []
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -30,11 +30,11 @@ _ANSWER_TAG = re.compile(r"\banswer\s*:", re.IGNORECASE)
 
 
 def job_choices(job: Job) -> tuple[str, ...]:
-    return suite(job.item["suite"]).answer_choices(job)
+    return suite(job.item["suite"]).items.answer_choices(job)
 
 
 def needs_reasoning(job: Job) -> bool:
-    return suite(job.item["suite"]).reasons_first(job)
+    return suite(job.item["suite"]).items.reasons_first(job)
 
 
 def keeps_probs(job: Job) -> bool:

@@ -2,7 +2,7 @@
 
 Everything listed is read from the registries (the registered suites' tasks, the OMIT conditions
 with any registered interventions, the engines), so the list cannot drift from what the commands
-accept; each task's description is its suite's (``Suite.task_help``).
+accept; each task's description is its suite's (``SuiteItems.task_help``).
 """
 
 from __future__ import annotations
@@ -30,18 +30,18 @@ def tasks() -> list[Entry]:
     # the text suites' tasks (what ``framebench text`` runs) first; a task several suites share
     # (FramingQA and its rotations) once, described by the first
     found: dict[str, list[Any]] = {}
-    for suite in sorted(ordered_suites(), key=lambda s: not s.text_items):
-        for task in suite.task_names():
+    for suite in sorted(ordered_suites(), key=lambda s: not s.items.makes_jobs):
+        for task in suite.items.task_names():
             found.setdefault(task, []).append(suite)
-    return [(task, f"[{', '.join(s.name for s in suites)}; {', '.join(suites[0].formats)}] "
-                   f"{suites[0].task_help(task)}")
+    return [(task, f"[{', '.join(s.name for s in suites)}; {', '.join(suites[0].items.records.formats)}] "
+                   f"{suites[0].items.task_help.get(task, suites[0].title)}")
             for task, suites in found.items()]
 
 
 def conditions() -> list[Entry]:
     from framebench.registry import ordered_suites
 
-    return [(name, summary) for suite in ordered_suites() for name, summary in suite.conditions_listing()]
+    return [(name, summary) for suite in ordered_suites() for name, summary in suite.items.conditions_listing()]
 
 
 def engines() -> list[Entry]:

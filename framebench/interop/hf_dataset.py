@@ -62,7 +62,7 @@ def job_row(job: Any) -> dict[str, Any]:
     return {**job.item, "record_id": job.record_id, "condition": condition or "", "prompt": job.prompt,
             "chat": [{"role": t["role"], "content": t["content"]} for t in job.chat],
             "max_new_tokens": job.decoding.max_new_tokens, "stop": list(job.decoding.stop),
-            "choices": list(suite(job.item["suite"]).answer_choices(job))}
+            "choices": list(suite(job.item["suite"]).items.answer_choices(job))}
 
 
 def item_jobs(data: Path, conditions: Sequence[str] = ()) -> tuple[Path, list[Any]]:
@@ -70,7 +70,7 @@ def item_jobs(data: Path, conditions: Sequence[str] = ()) -> tuple[Path, list[An
     from framebench.pipeline.text import build_jobs
 
     path = items_file(data)
-    items = [it for it in read_items(path) if suite(it["suite"]).text_items]
+    items = [it for it in read_items(path) if suite(it["suite"]).items.makes_jobs]
     if not items:
         raise UserError(f"{path}: no text items to export")
     return path, build_jobs(items, conditions, path)

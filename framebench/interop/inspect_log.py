@@ -31,7 +31,7 @@ def task_suite(name: str | None) -> str | None:
 
     suite_name = (name or "").removeprefix(PREFIX)
     found = suites().get(suite_name) if (name or "").startswith(PREFIX) else None
-    return suite_name if found is not None and found.text_items else None
+    return suite_name if found is not None and found.items.makes_jobs else None
 
 
 def scorer_name(suite_name: str) -> str:
@@ -117,7 +117,7 @@ def _condition(path: Path, log: Any, suite_name: str) -> str | None:
     condition = log.eval.task_args.get(CONDITION)
     if condition is None:
         return None
-    offered = [name for name, _ in suite(suite_name).conditions_listing()]
+    offered = [name for name, _ in suite(suite_name).items.conditions_listing()]
     where = f"{path}: field 'eval.task_args.{CONDITION}'"
     if not isinstance(condition, str) or condition not in offered:
         known = f"{PREFIX}{suite_name} offers {', '.join(offered)}" if offered else \
@@ -171,7 +171,7 @@ def read_log(path: Path, items: Mapping[str, dict[str, Any]], partial: bool) -> 
             result.left_out.append(str(sample.id))
             continue
         job = _job(path, sample, items, name, condition)
-        if _disagrees(sample, suite(name).record(job, "", ""), scorer_name(name)):
+        if _disagrees(sample, suite(name).items.record(job, "", ""), scorer_name(name)):
             result.disagreements.append(f"{path.name}:{sample.id}")
         result.jobs.append(job)
     if not result.jobs:
@@ -216,7 +216,7 @@ def import_logs(paths: Sequence[Path], data: Path, out: Path, partial: bool = Fa
     dataset_hash = file_sha256(path)
     provenance = [entry.provenance for entry in logs]
     run_id = run_id_for(model, [[p["log_sha256"] for p in provenance], dataset_hash])
-    rows = [suite(j.item["suite"]).record(j, run_id, model) for j in jobs]
+    rows = [suite(j.item["suite"]).items.record(j, run_id, model) for j in jobs]
     disagreements = [d for entry in logs for d in entry.disagreements]
     left_out = sum(len(entry.left_out) for entry in logs)
     write_run(out, rows, ((j.record_id, j.prompt, j.chat) for j in jobs), RunJson(

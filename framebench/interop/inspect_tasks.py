@@ -6,7 +6,7 @@ system turn where it has one: OMIT M3); greedy
 decoding with framebench's max new tokens; scored by framebench's own strict parser. Metrics:
 accuracy with its standard error clustered by context, strict accuracy and framing effect per
 format (pooled over tasks, as ``framebench score``), and a suite's own metrics
-(``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR per condition, ``framebench.text_eval.omit.inspect_metric``).
+(``SuiteMetrics.inspect_metrics``: OMIT's OBR / ABR / FCR per condition, ``framebench.text_eval.omit.inspect_metric``).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def framingqa_scorer() -> Any:
 def action_scorer(suite_name: str, suite_metrics: list[Metric]) -> Any:
     """framebench's parser for a Yes/No action question (OMIT); the value is 1 for a parsed Yes
     (the action taken), else 0. Beside the mean, the suite's own Inspect metrics
-    (``Suite.inspect_metrics``: OMIT's OBR / ABR / FCR)."""
+    (``SuiteMetrics.inspect_metrics``: OMIT's OBR / ABR / FCR)."""
 
     @scorer(metrics=[mean(), stderr(cluster=CLUSTER), *suite_metrics], name=scorer_name(suite_name))
     def action() -> Any:
@@ -197,4 +197,4 @@ def omit(data: str, condition: str | None = None) -> Task:
     """OMIT items of ``data`` under one condition (default: the suite's; ``framebench list conditions``)."""
     name, path = omit.__name__, items_file(data)
     samples = [to_sample(job_of(it, condition, str(path))) for it in load_items(data, name)]
-    return _task(name, samples, action_scorer(name, suite(name).inspect_metrics()))
+    return _task(name, samples, action_scorer(name, suite(name).metrics.inspect_metrics()))

@@ -135,7 +135,7 @@ def sample_conditions(samples: list[Sample]) -> list[str]:
     is named with its file and line)."""
     from framebench.registry import ordered_suites
 
-    known = [name for s in ordered_suites() if s.text_items for name, _ in s.conditions_listing()]
+    known = [name for s in ordered_suites() if s.items.makes_jobs for name, _ in s.items.conditions_listing()]
     for sample in samples:
         condition = sample.value["doc"]["condition"]
         if condition and condition not in known:

@@ -184,7 +184,7 @@ def export_lm_eval(data: Path, out: Path, conditions: Sequence[str] = ()) -> lis
     if out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out}: exists and is not empty")
     _, jobs = item_jobs(data, conditions)
-    reasons = {j.record_id: suite(j.item["suite"]).reasons_first(j) for j in jobs}
+    reasons = {j.record_id: suite(j.item["suite"]).items.reasons_first(j) for j in jobs}
     by_task = task_rows(jobs)
     names: list[str] = []
     groups: dict[str, list[str]] = {}

@@ -1,6 +1,6 @@
 """framebench items as framework-neutral samples and back: one item (and OMIT condition) is one
 sample whose id is the item id, whose input is the user message framebench renders, and whose
-metadata holds the item's fields. The parser is the suite's own (``Suite.record``)."""
+metadata holds the item's fields. The parser is the suite's own (``SuiteItems.record``)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def load_items(data: str | Path, suite_name: str) -> list[dict[str, Any]]:
 def job_of(item: Mapping[str, Any], condition: str | None, source: str) -> Job:
     """The suite's own job for an item (OMIT: under ``condition``)."""
     options = TextOptions(conditions=(condition,) if condition else ())
-    jobs = suite(item["suite"]).jobs([dict(item)], options, source)
+    jobs = suite(item["suite"]).items.jobs([dict(item)], options, source)
     if len(jobs) != 1:
         raise UserError(f"{source}: item {item['item_id']!r} gives {len(jobs)} jobs, expected one")
     return jobs[0]
@@ -83,4 +83,4 @@ def parse_output(metadata: Mapping[str, Any], output: str, source: str) -> dict[
     item, condition = item_of(metadata)
     job = job_of(item, condition, source)
     job.output = output
-    return suite(item["suite"]).record(job, "", "")
+    return suite(item["suite"]).items.record(job, "", "")

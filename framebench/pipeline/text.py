@@ -85,14 +85,14 @@ def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path,
     """Each item's jobs from its registered suite (FramingQA: one per item; OMIT: one per
     condition), in items order, each answered the ``answer`` way."""
     options = TextOptions(conditions=tuple(conditions))
-    jobs = [job for item in items for job in suite(item["suite"]).jobs([item], options, str(items_path))]
+    jobs = [job for item in items for job in suite(item["suite"]).items.jobs([item], options, str(items_path))]
     for job in jobs:
         job.answer_mode = answer
     return jobs
 
 
 def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
-    return suite(job.item["suite"]).record(job, run_id, model)
+    return suite(job.item["suite"]).items.record(job, run_id, model)
 
 
 def _parse_counts(jobs: Iterable[Job]) -> dict[str, int]:
@@ -280,7 +280,7 @@ def model_options(model: str | None, model_args: Mapping[str, Any] | None = None
 
 def check_conditions_apply(items_path: Path, items: list[dict], conditions: list[str]) -> None:
     """Refuse ``--conditions`` where they cannot apply (no OMIT items)."""
-    if conditions and not any(suite(s).conditions_listing() for s in {it["suite"] for it in items}):
+    if conditions and not any(suite(s).items.conditions_listing() for s in {it["suite"] for it in items}):
         raise UserError(f"--conditions {','.join(conditions)}: {items_path} holds no OMIT items "
                         "(conditions M0-M4 apply to OMIT only); leave --conditions out")
 
@@ -420,7 +420,7 @@ class TextRun:
         selection: dict[str, Any] = {"tasks": list(r.tasks), "formats": list(r.formats), "limit": r.limit,
                                      "conditions": []}
         for name in dict.fromkeys(j.item["suite"] for j in self.jobs):
-            selection.update(suite(name).run_selection([j for j in self.jobs if j.item["suite"] == name]))
+            selection.update(suite(name).items.run_selection([j for j in self.jobs if j.item["suite"] == name]))
         if self.mode.in_identity:
             selection["answer"] = r.answer  # generate runs keep their earlier run ids
         return selection

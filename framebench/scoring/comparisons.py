@@ -1,6 +1,6 @@
 """Model comparisons: every pair of models scored on the same items, paired (docs/statistics.md).
 
-A suite that supports comparisons returns a :class:`Comparison` from ``Suite.comparison()``: the
+A suite that supports comparisons declares a :class:`Comparison` in ``SuiteMetrics.comparison``: the
 measures it compares and a function from records to per-context values, indexed by
 ``(model, *group levels, context_id)``. For each pair of models, the core keeps the records of the
 items both answered (same ``task``, ``format``, ``condition`` and ``item_id``), asks the suite for
@@ -231,7 +231,7 @@ def registered_comparisons() -> list[tuple[str, Comparison]]:
     """(suite name, comparison) of every registered suite that compares models."""
     from framebench.registry import ordered_suites
 
-    return [(s.name, spec) for s in ordered_suites() if (spec := s.comparison()) is not None]
+    return [(s.name, spec) for s in ordered_suites() if (spec := s.metrics.comparison) is not None]
 
 
 class Comparisons(ReportPart):

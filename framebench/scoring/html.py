@@ -19,6 +19,7 @@ import pandas as pd
 
 from framebench.scoring.formatting import pct
 from framebench.scoring.markdown import numeric_column
+from framebench.scoring.parts import SuiteView
 from framebench.scoring.sections import Table, ordered, task_name
 from framebench.scoring.viewer_links import context_url, records_url, table_row_url
 from framebench.vocabulary import BIASES, LEVELS, NEUTRAL
@@ -41,10 +42,7 @@ def suite_order() -> list[str]:
 
 def drilldown_columns(suite: str) -> list[str]:
     """The drill-down columns a registered suite declares (a generic set for unknown suites)."""
-    from framebench.registry import suites
-
-    found = suites().get(suite)
-    return list(found.drilldown_columns) if found and found.drilldown_columns else DEFAULT_COLUMNS
+    return list(suite_view(suite).drilldown_columns or DEFAULT_COLUMNS)
 
 
 # the core's framing columns sort in their vocabulary's order (a suite's ``row_order`` names them)
@@ -122,7 +120,7 @@ def cell_kinds() -> dict[str, str]:
     if not _kinds or _kinds[0][0] is not schema:
         kinds = {c: "bool" if pa.types.is_boolean(t) else "int" for c, t in schema.columns.items()
                  if pa.types.is_boolean(t) or pa.types.is_integer(t)}
-        kinds.update({c: "share" for s in ordered_suites() for c in s.share_columns})
+        kinds.update({c: "share" for s in ordered_suites() for c in s.view.share_columns})
         _kinds[:] = [(schema, kinds)]
     return _kinds[0][1]
 
@@ -142,12 +140,12 @@ def format_cell(column: str, value: Any, kinds: Mapping[str, str] | None = None)
     return Cell(str(value))
 
 
-def _suite(name: str):
-    """The registered suite of that name, or the ``RecordsView`` defaults for an unknown one."""
+def suite_view(name: str) -> SuiteView:
+    """The view of the registered suite of that name, or the ``SuiteView`` defaults for an unknown one."""
     from framebench.registry import suites
-    from framebench.scoring.parts import RecordsView
 
-    return suites().get(name) or RecordsView()
+    found = suites().get(name)
+    return found.view if found is not None else SuiteView()
 
 
 def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
@@ -161,7 +159,7 @@ def _context_view(suite: str, context_id: str, records: list[dict[str, Any]],
         )
         for record in records
     ]
-    summary, status = _suite(suite).context_summary(records)
+    summary, status = suite_view(suite).context_summary(records)
     return ContextView(str(context_id), summary, status, rows)
 
 
@@ -180,7 +178,7 @@ def _row_ranks(rows: pd.DataFrame) -> pd.Series:
     """Each row's place among its suite's rows by that suite's ``row_order`` (then item id)."""
     ranks = pd.Series(0, index=rows.index, dtype="int64")
     for name, own in rows.groupby("suite", sort=False):
-        columns = [c for c in _suite(str(name)).row_order if c in own.columns]
+        columns = [c for c in suite_view(str(name)).row_order if c in own.columns]
         keys = pd.DataFrame({c: (own[c].map(RANKS[c]).fillna(9) if c in RANKS else own[c].fillna("").astype(str))
                              for c in columns} | {"item_id": own["item_id"].fillna("").astype(str)},
                             index=own.index)
@@ -225,7 +223,7 @@ def drilldown(records: pd.DataFrame | None, prompts: Mapping[str, str],
         contexts = [_context_view(suite, cid, list(ctx_rows), prompts)
                     for cid, ctx_rows in itertools.groupby(group_rows, key=lambda r: r["context_id"])]
         groups.append(GroupView(
-            title=f"{model}{_suite(suite).model_note(str(model))} · {task_name(task)} · {fmt}",
+            title=f"{model}{suite_view(suite).model_note(str(model))} · {task_name(task)} · {fmt}",
             columns=drilldown_columns(suite),
             total=total_of[key],
             contexts=contexts,
@@ -256,12 +254,12 @@ def _table_view(table: Table, suite: str = "", viewer_url: str | None = None) ->
 
 def _meta(records: pd.DataFrame | None) -> str:
     """Records, evaluated models and suites; rows a suite says are not a model's (e.g. a dataset's
-    authored reference answers, ``Suite.reference_panel``) are named as such and not counted."""
+    authored reference answers, ``SuiteView.reference_panel``) are named as such and not counted."""
     if records is None or records.empty:
         return "No records."
     names = [str(m) for m in records["model"].unique()]
     suites = ordered(records["suite"].unique(), suite_order())
-    panels = [_suite(s).reference_panel(names) for s in suites]
+    panels = [suite_view(s).reference_panel(names) for s in suites]
     panel = {m for members, _ in panels for m in members}
     models = ordered(m for m in names if m not in panel)
     text = (f"{len(records):,} records · {len(models)} model(s): {', '.join(models)} · "

@@ -1,8 +1,8 @@
 """The report-part protocol: what one part of the report contributes, and the input it gets.
 
 A *report part* computes its ``report.json`` entry from the scored runs and turns the report into
-sections (tables), figures and console summary tables. Every suite is a part
-(``framebench.suite.Suite`` subclasses ``ReportPart``); the parts that are not one suite's — the
+sections (tables), figures and console summary tables. Every suite's metrics
+are a part (``framebench.suite.SuiteMetrics`` subclasses ``ReportPart``); the parts that are not one suite's — the
 provenance block, the headline, framing susceptibility, model comparisons — register under the
 ``framebench.report_parts`` entry-point group::
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -147,10 +146,12 @@ class Panel:
     rows: list[list[str]]
 
 
-class RecordsView:
-    """How report.html's drill-down and ``framebench view`` show one suite's records (a suite
-    inherits these defaults; an unknown suite gets them as they are).
+@dataclass(frozen=True)
+class SuiteView:
+    """How report.html's drill-down and ``framebench view`` show one suite's rows (an unknown suite
+    gets these defaults as they are).
 
+    ``drilldown_columns``: the record columns of its drill-down tables (default: a generic set).
     ``result_columns``: the record columns shown as a row's result and its mark (default: the
     answer, and whether it is correct). ``list_columns``: the record columns that tell its rows
     apart within a context, shown by the viewer's records list and context grid (default: the
@@ -164,6 +165,7 @@ class RecordsView:
     the title report tables give it (a table cell under that title links to the filtered records).
     """
 
+    drilldown_columns: tuple[str, ...] = ()
     result_columns: tuple[str, str] = ("answer", "correct")
     list_columns: tuple[str, ...] = ()
     grid_groups: tuple[str, ...] = ("bias", "level")
@@ -171,11 +173,7 @@ class RecordsView:
     reference: tuple[str, str] | None = None
     row_order: tuple[str, ...] = ("bias", "level")
     share_columns: tuple[str, ...] = ()
-    filter_columns: Mapping[str, str] = MappingProxyType({})
-
-    def shown_columns(self) -> tuple[str, ...]:
-        """The columns the records list and the context grid show for its rows."""
-        return self.list_columns
+    filter_columns: Mapping[str, str] = field(default_factory=dict)
 
     def record_panels(self, run_dir: Path, record: Mapping[str, Any]) -> list[Panel]:
         """Extra tables on the viewer's page of one record (e.g. an episode's planner steps),

@@ -36,11 +36,11 @@ def git_commit() -> str | None:
 
 
 def _suites_of(records: pd.DataFrame) -> list[Any]:
-    """The registered suites whose rows ``records`` holds."""
+    """The metrics of the registered suites whose rows ``records`` holds."""
     from framebench.registry import suites
 
     present = set(records["suite"].unique()) if not records.empty else set()
-    return [suite for name, suite in suites().items() if name in present]
+    return [suite.metrics for name, suite in suites().items() if name in present]
 
 
 GENERIC_ANSWERS = "greedy generation, answer parsed strictly (unparsed = wrong)"
@@ -48,14 +48,14 @@ GENERIC_ANSWERS = "greedy generation, answer parsed strictly (unparsed = wrong)"
 
 def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.DataFrame | None = None) -> str:
     """How the answers were obtained, in words: a reference baseline, else what the suite says
-    of who answered (``Suite.answer_mode``: a persona panel, a scripted or LLM planner), else the
+    of who answered (``SuiteMetrics.answer_mode``: a persona panel, a scripted or LLM planner), else the
     run's answer mode (run.json ``answer_mode`` or the records' ``answer_mode`` column) as the
     registered mode describes itself (``AnswerMode.description``)."""
     from framebench.registry import answer_modes, suites
 
     if model.startswith("baseline:"):
         return "reference baseline (answers from the prompt's format alone)"
-    said = suites()[suite].answer_mode(model, info) if suite in suites() else None
+    said = suites()[suite].metrics.answer_mode(model, info) if suite in suites() else None
     if said:
         return said
     declared = str(info.get("answer_mode") or "")
@@ -69,7 +69,7 @@ def answer_mode(model: str, suite: str, info: Mapping[str, Any], records: pd.Dat
 
 def run_entry(folder: RunFolder) -> dict[str, Any]:
     """One scored folder: its runs, models, suites and run.json fields, plus what the suites of
-    its records add (``Suite.run_fields``)."""
+    its records add (``SuiteMetrics.run_fields``)."""
     info, records = folder.info, folder.records
     models = sorted(records["model"].unique()) if not records.empty else []
     suites = sorted(records["suite"].unique()) if not records.empty else []
@@ -118,7 +118,7 @@ def report_meta(folders: Sequence[RunFolder], generated: str | None = None) -> d
         "runs": entries,
     }
     for suite in suites().values():
-        meta.update(suite.meta_fields(entries))
+        meta.update(suite.metrics.meta_fields(entries))
     return meta
 
 

@@ -117,4 +117,4 @@ def task_order() -> tuple[str, ...]:
     """Tasks in report order: the registered suites' tasks, then the pooled "all"."""
     from framebench.registry import ordered_suites
 
-    return (*dict.fromkeys(t for s in ordered_suites() for t in s.task_names()), "all")
+    return (*dict.fromkeys(t for s in ordered_suites() for t in s.items.task_names()), "all")

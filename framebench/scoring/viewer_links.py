@@ -62,7 +62,7 @@ def suite_filters() -> dict[str, str]:
     (``filter_columns``; OMIT: condition)."""
     from framebench.registry import ordered_suites
 
-    return {c: title for s in ordered_suites() for c, title in s.filter_columns.items()}
+    return {c: title for s in ordered_suites() for c, title in s.view.filter_columns.items()}
 
 
 def header_filters() -> dict[str, str]:

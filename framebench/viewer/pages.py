@@ -1,7 +1,7 @@
 """What the viewer's pages show, as plain values for the templates: the records list's rows, the
 context grid (a row per variant, a column per model) and one record's page.
 
-Column names come from the suites (``RecordsView``: ``shown_columns``, ``result_columns``,
+Column names come from the suites (``SuiteView``: ``list_columns``, ``result_columns``,
 ``grid_groups``, ``grid_pair``, ``reference``, ``record_panels``); nothing here names a suite.
 Every text is untrusted and reaches the page through the templates' autoescaping.
 """
@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from framebench.scoring import viewer_links as links
-from framebench.scoring.html import Cell, format_cell
-from framebench.scoring.parts import RecordsView
+from framebench.scoring.html import Cell, format_cell, suite_view
+from framebench.scoring.parts import SuiteView
 from framebench.viewer.data import RunData
 
 SNIPPET = 300  # characters of a question or output sent per list row (the cell cuts it further)
@@ -29,10 +29,15 @@ LIST_END = ["question", "output", "answer", "gold", "correct"]
 HIDDEN_FIELDS = ("prompt", "run_dir", "output", "answer_probs")  # shown in their own panels
 
 
-def suite_view(name: str) -> RecordsView:
-    from framebench.scoring.html import _suite
+def shown_columns(name: str) -> tuple[str, ...]:
+    """The columns the records list and the context grid show for a suite's rows: its view's
+    ``list_columns``, else its own record columns."""
+    from framebench.registry import suites
 
-    return _suite(name)
+    found = suites().get(name)
+    if found is None:
+        return ()
+    return found.view.list_columns or tuple(found.items.records.columns)
 
 
 def cut(text: Any, limit: int = SNIPPET) -> str:
@@ -51,7 +56,7 @@ def _filled(rows: pd.DataFrame, column: str) -> bool:
     return bool((values.notna() & (values.astype(str) != "")).any())
 
 
-def result_mark(suite: RecordsView, record: Mapping[str, Any]) -> Cell:
+def result_mark(suite: SuiteView, record: Mapping[str, Any]) -> Cell:
     """A record's right/wrong mark; where it has no gold answer to be right about (and the mark
     is plain correctness), whether it parsed."""
     mark_column = suite.result_columns[1]
@@ -61,12 +66,12 @@ def result_mark(suite: RecordsView, record: Mapping[str, Any]) -> Cell:
     return format_cell(mark_column, record.get(mark_column))
 
 
-def graded(suite: RecordsView, record: Mapping[str, Any]) -> bool:
+def graded(suite: SuiteView, record: Mapping[str, Any]) -> bool:
     """Whether a record can be right or wrong (a gold answer, or a suite's own mark)."""
     return suite.result_columns[1] != "correct" or bool(record.get("gold"))
 
 
-def breaks_strict(suite: RecordsView, record: Mapping[str, Any]) -> bool:
+def breaks_strict(suite: SuiteView, record: Mapping[str, Any]) -> bool:
     return result_mark(suite, record).css == "bad"
 
 
@@ -81,7 +86,7 @@ def record_link(record: Mapping[str, Any]) -> str:
 def list_columns(data: RunData, shown: pd.DataFrame, suites: Sequence[str]) -> list[str]:
     """The suite columns of the list: those the selection's suites show, where a shown row has a
     value."""
-    columns = dict.fromkeys(c for name in suites for c in suite_view(name).shown_columns())
+    columns = dict.fromkeys(c for name in suites for c in shown_columns(name))
     return [c for c in columns if c in data.records and _filled(shown, c)]
 
 
@@ -143,7 +148,7 @@ def context_grid(data: RunData, suite_name: str, rows: pd.DataFrame, show: str =
     groups = (["format"] if several_formats else []) + [c for c in suite.grid_groups if _filled(rows, c)]
     pair = suite.grid_pair if _filled(rows, suite.grid_pair) else ""
     pair_values = list(dict.fromkeys(rows[pair])) if pair else [""]
-    labels = [c for c in suite.shown_columns() if c not in groups and c != pair and _filled(rows, c)]
+    labels = [c for c in shown_columns(suite_name) if c not in groups and c != pair and _filled(rows, c)]
     keys = list(dict.fromkeys(["format", *groups, *labels]))
     references = _reference_answers(suite, rows)
     passage = data.passage(suite_name, str(rows["context_id"].iloc[0]))
@@ -165,7 +170,7 @@ def context_grid(data: RunData, suite_name: str, rows: pd.DataFrame, show: str =
     return grid
 
 
-def _reference_answers(suite: RecordsView, rows: pd.DataFrame) -> dict[tuple[str, str], str]:
+def _reference_answers(suite: SuiteView, rows: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(model, format) -> the model's answer on the context's reference row (a neutral question)."""
     if suite.reference is None or suite.reference[0] not in rows:
         return {}
@@ -175,7 +180,7 @@ def _reference_answers(suite: RecordsView, rows: pd.DataFrame) -> dict[tuple[str
     return {(str(r["model"]), str(r["format"])): str(r.get(value_column)) for r in found.to_dict("records")}
 
 
-def _grid_row(suite: RecordsView, cells_of: dict[tuple[str, str], dict[str, Any]], models: list[str],
+def _grid_row(suite: SuiteView, cells_of: dict[tuple[str, str], dict[str, Any]], models: list[str],
               pair: str, pair_values: list[str], groups: list[str], labels: list[str], passage: str,
               references: dict[tuple[str, str], str]) -> GridRow:
     first = next(iter(cells_of.values()))
@@ -200,7 +205,7 @@ def _grid_row(suite: RecordsView, cells_of: dict[tuple[str, str], dict[str, Any]
     return row
 
 
-def _grid_cell(suite: RecordsView, record: dict[str, Any], references: dict[tuple[str, str], str]) -> GridCell:
+def _grid_cell(suite: SuiteView, record: dict[str, Any], references: dict[tuple[str, str], str]) -> GridCell:
     value_column = suite.result_columns[0]
     value = record.get(value_column)
     mark = result_mark(suite, record)

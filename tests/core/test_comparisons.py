@@ -10,7 +10,8 @@ import pytest
 
 from framebench.records import make_row, to_table
 from framebench.scoring.comparisons import compare_models, registered_comparisons
-from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON, OMIT_COMPARISON
+from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON
+from framebench.text_eval.omit.comparisons import OMIT_COMPARISON
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:

@@ -20,7 +20,7 @@ ALLOWED = {("sweep.py", "embodied")}
 def suite_words() -> set[str]:
     names: set[str] = set()
     for suite in registry.ordered_suites():
-        names |= {suite.name, *suite.task_names(), *(name for name, _ in suite.conditions_listing())}
+        names |= {suite.name, *suite.items.task_names(), *(name for name, _ in suite.items.conditions_listing())}
     return names
 
 
@@ -29,8 +29,8 @@ def suite_column_words() -> set[str]:
     and filter columns), less the core's, and every registered simulator's own options."""
     words: set[str] = set()
     for suite in registry.ordered_suites():
-        decl = suite.records
-        words |= {*decl.columns, *decl.former_names, *decl.key_columns, *decl.enums, *suite.filter_columns}
+        decl = suite.items.records
+        words |= {*decl.columns, *decl.former_names, *decl.key_columns, *decl.enums, *suite.view.filter_columns}
     for name in registry.engines_of("simulator"):
         words |= set(registry.build_engine(name, "simulator").options)
     return words - set(records.CORE_COLUMNS) - set(records.TRAILING_COLUMNS)

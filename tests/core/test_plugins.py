@@ -64,7 +64,7 @@ def parity_items(folder: Path) -> Path:
 def test_plugin_entries_are_registered_only_while_installed(toy_plugin, monkeypatch):
     assert registry.engines()["keyword"].kind == "model"
     assert registry.engines()["firstplan"].kind == "planner"
-    assert registry.suite("parity").tasks == ("parity",)
+    assert registry.suite("parity").items.tasks == ("parity",)
     assert list(domains())[-1] == "toy_weather"
     assert "stars_off" in records.registered_schema().columns  # the rating suite's own column joins the records contract
     monkeypatch.undo()
@@ -287,7 +287,7 @@ def test_a_third_party_suite_alone_has_the_core_and_its_own_columns(toy_plugin, 
     columns, its ``stars_off`` and the answer-mode columns, with no FramingQA, OMIT or embodied
     column, and its rows validate and read back through it."""
     rating = registry.suite("rating")
-    schema = records.build_schema({"rating": (rating.task_names(), rating.records)})
+    schema = records.build_schema({"rating": (rating.items.task_names(), rating.items.records)})
     assert list(schema.columns) == [*records.CORE_COLUMNS, "stars_off", *records.TRAILING_COLUMNS]
     row = {c: schema.defaults.get(c) for c in schema.columns} | dict(
         run_id="r", model="m", suite="rating", task="reviews", format="stars", context_id="c", item_id="c:1",

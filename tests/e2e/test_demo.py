@@ -154,7 +154,7 @@ def _demo_datasets_suites() -> dict[str, set[str]]:
     from framebench.registry import refresh, suites
 
     refresh()
-    episode_suites = {name for name, s in suites().items() if not s.text_items}
+    episode_suites = {name for name, s in suites().items() if not s.items.makes_jobs}
     found = {}
     for folder in sorted(p for p in (REPO / "datasets" / "demo").iterdir() if p.is_dir()):
         if (folder / "items.jsonl").exists():

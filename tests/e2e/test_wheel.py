@@ -67,7 +67,7 @@ def test_the_wheel_installs_one_top_level_package(built):
     dist_info = {n for n in top_level_names(wheel) if n.endswith(".dist-info")}
     assert top_level_names(wheel) - dist_info == {"framebench"}
     names = zipfile.ZipFile(wheel).namelist()
-    for needed in ("framebench/text_eval/suite.py", "framebench/embodied/suite.py",
+    for needed in ("framebench/text_eval/framingqa/suite.py", "framebench/embodied/suite.py",
                    "framebench/partnr_adapters/in_container.py", "framebench/demo/framingqa/items.jsonl",
                    "framebench/demo/robotics/episodes.json.gz", "framebench/scoring/templates/report.html.j2"):
         assert needed in names, needed

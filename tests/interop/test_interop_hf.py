@@ -70,7 +70,7 @@ def test_rows_carry_framebench_prompt_gold_choices_and_decoding(tmp_path: Path) 
         assert row["prompt"] == job.prompt and row["chat"] == job.chat
         assert row["gold"] == job.item["gold"] and row["record_id"] == job.record_id
         assert row["max_new_tokens"] == job.decoding.max_new_tokens
-        assert tuple(row["choices"]) == suite("framingqa").answer_choices(job)
+        assert tuple(row["choices"]) == suite("framingqa").items.answer_choices(job)
 
 
 def test_card_header_and_text(tmp_path: Path) -> None:

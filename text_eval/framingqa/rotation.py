@@ -5,7 +5,7 @@ Build side (``framebench build framingqa --rotate-options``): every MC item keep
 original option (i + r) mod n, so the gold moves through every position and the gold letter is
 remapped. A rotated item's id and slot end in ``@r<r>``; it records ``rotation`` and the
 ``original_options``, and its ``suite`` is ``framingqa_rotated`` (the suite ``FRAMINGQA_ROTATED``
-of framebench.text_eval.suite), so it never mixes into the paper's fixed-order metrics.
+of framebench.text_eval.framingqa.suite), so it never mixes into the paper's fixed-order metrics.
 
 Score side, per model, over *families* (a fixed-order MC item with at least one rotation scored):
 

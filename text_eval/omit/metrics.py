@@ -30,8 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
-from statsmodels.stats.multitest import multipletests
 
 from framebench.scoring.stats import proportion_intervals, small_sample
 
@@ -107,6 +105,10 @@ def mcnemar(table: pd.DataFrame) -> list[dict[str, Any]]:
             tests.append({"model": model, "condition": condition, "b": int(row["b"]), "c": int(row["c"])})
     if not tests:
         return []
+    # imported here: scipy and statsmodels take a second, and the suite loads this module at registration
+    from scipy.stats import binom
+    from statsmodels.stats.multitest import multipletests
+
     b = np.array([t["b"] for t in tests])
     c = np.array([t["c"] for t in tests])
     p = binom.sf(b - 1, b + c, 0.5)  # P(X >= b); 1 when b + c = 0

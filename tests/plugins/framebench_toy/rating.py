@@ -5,8 +5,6 @@ engine that answers how often CHAR occurs in the prompt."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyarrow as pa
 
 from framebench.backends.base import Decoding
@@ -14,7 +12,7 @@ from framebench.records import SuiteRecords, make_row
 from framebench.registry import Engine
 from framebench.scoring.parts import SummaryTable
 from framebench.scoring.sections import Section, Table
-from framebench.suite import Job, Suite
+from framebench.suite import Job, Suite, SuiteItems, SuiteMetrics, SuiteView
 
 STARS = ("1", "2", "3", "4", "5")
 
@@ -25,8 +23,7 @@ def rating_rows_agree(rows):
     yield rows["correct"].astype(bool) != close, "column 'correct' must say whether stars_off <= 1"
 
 
-@dataclass
-class RatingSuite(Suite):
+class RatingItems(SuiteItems):
     def jobs(self, items, options, source):
         return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
                     Decoding(max_new_tokens=3), decoding_name="rating") for item in items]
@@ -40,6 +37,8 @@ class RatingSuite(Suite):
                         gold=item["gold"], answer=answer, parse="ok" if answer else "unparsed",
                         correct=off is not None and off <= 1, output=output, stars_off=off)
 
+
+class RatingMetrics(SuiteMetrics):
     def compute(self, inputs):
         mine = inputs.records[inputs.records["suite"] == "rating"]
         return {model: {"n": len(rows), "within_one": float(rows["correct"].mean()),
@@ -58,16 +57,19 @@ class RatingSuite(Suite):
                              [[m, str(v["n"]), f"{100 * v['within_one']:.1f}"]
                               for m, v in sorted(report["rating"].items())])]
 
+
+class RatingView(SuiteView):
     def context_summary(self, records):
         off = [int(r["stars_off"]) for r in records if r["stars_off"] == r["stars_off"]]  # NaN: unrated
         return f"{len(off)}/{len(records)} rated, off by {sum(off)} star(s)", ""
 
 
-RATING = RatingSuite(
-    "rating", "Star ratings (toy)", tasks=("reviews",), order=95,
-    records=SuiteRecords(formats={"stars": STARS}, columns={"stars_off": (pa.int64(), None)},
-                         check=rating_rows_agree),
-    item_fields={"gold": str}, drilldown_columns=("item_id", "gold", "answer", "stars_off", "correct"))
+RATING = Suite(
+    RatingItems(tasks=("reviews",), item_fields={"gold": str},
+                records=SuiteRecords(formats={"stars": STARS}, columns={"stars_off": (pa.int64(), None)},
+                                     check=rating_rows_agree)),
+    RatingMetrics("rating", "Star ratings (toy)", order=95),
+    RatingView(drilldown_columns=("item_id", "gold", "answer", "stars_off", "correct")))
 
 
 class CountBackend:

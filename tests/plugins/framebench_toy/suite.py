@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from framebench.backends.base import Decoding
-from framebench.records import make_row
+from framebench.records import SuiteRecords, make_row
 from framebench.scoring.sections import Section, Table
-from framebench.suite import Job, Suite
+from framebench.suite import Job, Suite, SuiteItems, SuiteMetrics, SuiteView, standard_formats
 
 
-@dataclass
-class ParitySuite(Suite):
+class ParityItems(SuiteItems):
     def jobs(self, items, options, source):
         return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
                     Decoding(max_new_tokens=2), decoding_name="parity") for item in items]
@@ -25,6 +22,8 @@ class ParitySuite(Suite):
                         parse="ok" if answer else "unparsed", correct=answer == item["gold"],
                         output=output)
 
+
+class ParityMetrics(SuiteMetrics):
     def compute(self, inputs):
         mine = inputs.records[inputs.records["suite"] == "parity"]
         return {model: {"n": int(len(rows)), "accuracy": float(rows["correct"].mean())}
@@ -37,5 +36,6 @@ class ParitySuite(Suite):
                                            ["Model", "Items", "Accuracy (%)"], rows)])]
 
 
-PARITY = ParitySuite("parity", "Parity (toy)", tasks=("parity",), order=90, formats=("binary",),
-                     drilldown_columns=("item_id", "gold", "answer", "parse", "correct"))
+PARITY = Suite(ParityItems(tasks=("parity",), records=SuiteRecords(formats=standard_formats("binary"))),
+               ParityMetrics("parity", "Parity (toy)", order=90),
+               SuiteView(drilldown_columns=("item_id", "gold", "answer", "parse", "correct")))

@@ -16,7 +16,7 @@ VERSION = "firstword-v1"
 
 
 def choices(job: Any) -> tuple[str, ...]:
-    return tuple(suite(job.item["suite"]).answer_choices(job))
+    return tuple(suite(job.item["suite"]).items.answer_choices(job))
 
 
 def first_token(text: str) -> str:
