@@ -18,12 +18,12 @@ from framebench.answering import (
     choices,
     reasons_first,
 )
+from framebench.executors.base import Entry
 from framebench.registry import DEFAULT_ANSWER_MODE, answer_mode
 from framebench.store import result_key
 
 CALL_SIZE = 256
 T = TypeVar("T")
-Entry = tuple[str, str, dict[str, Any]]  # a result store entry: key, record id, value
 
 
 def job_key(fingerprint: str, job: Job) -> str:
