@@ -49,7 +49,7 @@ CORE_COLUMNS: dict[str, pa.DataType] = {
     "correct": pa.bool_(),
     "output": pa.string(),
 }
-# the answer-mode protocol's columns (``framebench.pipeline.text.AnswerMode``: any mode may keep
+# the answer-mode contract's columns (``framebench.answering.AnswerMode``: any mode may keep
 # the allowed answers' probabilities, ``keeps_probs``), after every suite's
 TRAILING_COLUMNS: dict[str, pa.DataType] = {"answer_mode": pa.string(), "answer_probs": pa.string()}
 
@@ -528,17 +528,17 @@ def _validate_answer_probs(df: pd.DataFrame, source: str, schema: RecordsSchema)
 
 
 def label_suffix(answer_mode: str) -> str:
-    """What a model's label adds for its rows in ``answer_mode``: " [NAME]" for a mode whose rows
-    are scored as a model of their own (``labelled``), else ""."""
-    from framebench.registry import answer_modes
+    """What a model's label adds for its rows in ``answer_mode``: " [NAME]" for every registered
+    mode but the default (its rows are scored as a model of their own), else ""."""
+    from framebench.registry import DEFAULT_ANSWER_MODE, answer_modes
 
-    mode = answer_modes().get(answer_mode)
-    return f" [{answer_mode}]" if mode is not None and mode.labelled else ""
+    labelled = answer_mode in answer_modes() and answer_mode != DEFAULT_ANSWER_MODE
+    return f" [{answer_mode}]" if labelled else ""
 
 
 def model_label(model: str, answer_mode: str = "") -> str:
     """The one name a scored model goes by everywhere (console summaries, report.md/html/json,
-    ``framebench view``): the records' ``model``, plus " [MODE]" for a labelled answer mode's rows,
+    ``framebench view``): the records' ``model``, plus " [MODE]" for rows of a mode other than the default,
     so a model's generated and scored rows are never shown or scored as one
     (idempotent)."""
     suffix = label_suffix(answer_mode)

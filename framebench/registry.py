@@ -234,15 +234,15 @@ def build_commands() -> dict[str, Callable[..., Any]]:
 
 @cache
 def answer_modes() -> dict[str, Any]:
-    """Every registered answer mode (``framebench.answer_modes``) by name, in ``order``: how a
-    text job is answered (``--answer``; the records' ``answer_mode`` vocabulary). framebench's own
-    ``generate`` registers there as any third party's mode does; the interface a mode implements is
-    ``framebench.pipeline.text.AnswerMode``."""
+    """Every registered answer mode (``framebench.answer_modes``) by name, the default
+    (``generate``) first, then by name: how a text job is answered (``--answer``; the records'
+    ``answer_mode`` vocabulary). framebench's own ``generate`` registers there as any third party's
+    mode does; the contract a mode implements is ``framebench.answering.AnswerMode``."""
     table = _load_group(ANSWER_MODE_GROUP)
     for name, mode in table.items():
         if getattr(mode, "name", None) != name:
             raise TypeError(f"entry point {ANSWER_MODE_GROUP}:{name} is not an answer mode named {name!r}")
-    return dict(sorted(table.items(), key=lambda kv: (getattr(kv[1], "order", 100), kv[0])))
+    return dict(sorted(table.items(), key=lambda kv: (kv[0] != DEFAULT_ANSWER_MODE, kv[0])))
 
 
 def answer_mode_names() -> list[str]:

@@ -3,7 +3,8 @@
 The repository keeps the suites in top-level folders that setuptools' package-dir maps under
 ``framebench`` (``text_eval/`` is ``framebench.text_eval``). import-linter reads a package from the
 folders on disk and does not follow that mapping, so this lays the package out as the wheel does
-(links to the sources, in a temporary folder) and runs import-linter there.
+(links to the sources, in a temporary folder) and runs import-linter there. Beside it go the
+test-only plugins the contracts also check (``PLUGINS``: a third party's answer mode).
 
     python scripts/lint_imports.py [import-linter options]
 """
@@ -18,12 +19,15 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# Import packages outside the wheel that pyproject.toml's contracts name (root_packages).
+PLUGINS = {"framebench_firstword": "tests/plugins_answer_mode/framebench_firstword"}
 
 
 def package_dirs(repo: Path = REPO) -> dict[str, Path]:
-    """Each import package -> its folder in the repository: the mapped ones and framebench itself."""
+    """Each import package -> its folder in the repository: the mapped ones, framebench itself and
+    the checked plugins."""
     config = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
-    mapped = config["tool"]["setuptools"].get("package-dir", {})
+    mapped = {**config["tool"]["setuptools"].get("package-dir", {}), **PLUGINS}
     return {"framebench": repo / "framebench", **{name: repo / folder for name, folder in mapped.items()}}
 
 

@@ -16,42 +16,49 @@ selection (tasks, formats, limit, conditions) and the decoding settings, so a re
 uninterrupted run with the same arguments write identical records.
 
 How a job is answered is an answer mode (``--answer``), found in the registry
-(``framebench.answer_modes``; the interface: :class:`AnswerMode`). This module's own ``generate``
-(free text, strictly parsed) registers there the way any package's mode does; the core names no
-other mode. The run itself is a front end of the one driver (``framebench.pipeline.driver``):
-:class:`TextRun` supplies the selection, the workers, the units and the records.
+(``framebench.answer_modes``; the contract: ``framebench.answering.AnswerMode``). Keys, calls,
+stored results and the reasoning step are the pipeline's, the same for every mode
+(``framebench.pipeline.answers``); the core names no mode. The run itself is a front end of the
+one driver (``framebench.pipeline.driver``): :class:`TextRun` supplies the selection, the workers,
+the units and the records.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from framebench import records as rec
-from framebench.backends import Backend, Decoding
+from framebench.backends import Backend
 from framebench.bounds import LIMIT
 from framebench.errors import UserError
 from framebench.executors import Chunk, Recipe, Unit, streamed
 from framebench.executors.base import WorkerMeta
 from framebench.files import file_sha256
 from framebench.items import ITEMS_FILE, read_items
+from framebench.pipeline.answers import CALL_SIZE, ModeRunner, job_key, pack_calls
 from framebench.pipeline.driver import Execution, Plan, Rows, Selected, drive
-from framebench.registry import answer_mode, answer_modes, engine_for, require_capability, suite
+from framebench.registry import (
+    DEFAULT_ANSWER_MODE,
+    answer_mode,
+    answer_modes,
+    engine_for,
+    require_capability,
+    suite,
+)
 from framebench.run_folder import PROMPTS_FILE, RunIdentity
-from framebench.store import STORE_FILE, ResultStore, result_key, stable_json
+from framebench.store import STORE_FILE, ResultStore, stable_json
 from framebench.suite import Job, TextOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CALL_SIZE", "GENERATE", "AnswerMode", "Job", "PROMPTS_FILE", "RunSummary", "TextRequest", "TextRun", "build_jobs",
+__all__ = ["CALL_SIZE", "Job", "PROMPTS_FILE", "RunSummary", "TextRequest", "TextRun", "build_jobs", "pack_calls",
            "run_text", "select_items"]
-
-CALL_SIZE = 256
-T = TypeVar("T")
 
 
 def split_list(values: Sequence[str] | str | None) -> list[str]:
@@ -81,7 +88,7 @@ def select_items(items: list[dict], tasks: Sequence[str] | None, formats: Sequen
 
 
 def build_jobs(items: list[dict], conditions: Sequence[str], items_path: Path,
-               answer: str = "generate") -> list[Job]:  # the default mode: this module's own
+               answer: str = DEFAULT_ANSWER_MODE) -> list[Job]:
     """Each item's jobs from its registered suite (FramingQA: one per item; OMIT: one per
     condition), in items order, each answered the ``answer`` way."""
     options = TextOptions(conditions=tuple(conditions))
@@ -101,78 +108,15 @@ def _parse_counts(jobs: Iterable[Job]) -> dict[str, int]:
     return {"unparsed": parses.count("unparsed"), "refusal": parses.count("refusal")}
 
 
-def generation_key(fingerprint: str, job: Job) -> str:
-    """The store key of a job's generated text (also the reasoning a mode that reasons first reads)."""
-    return result_key(fingerprint, job.record_id, job.chat, job.decoding.as_dict())
-
-
-class AnswerMode(Protocol):
-    """How a text job is answered (``--answer NAME``), registered under ``framebench.answer_modes``.
-
-    The text run asks a mode for the store key of a result (``key_settings``: besides model, record
-    and prompt; two modes never share a key), to fill a job from a stored or a returned result, and
-    to plan and do a unit's work on a worker (``work``: the worker's loaded ``backend``, its
-    ``fingerprint`` and ``generate``; ``emit((entries, records finished))`` per stored batch)."""
-
-    name: str
-    order: int  # place in ``--answer`` choices and listings
-    capability: str  # the engine capability it needs (``framebench.registry.CAPABILITIES``)
-    in_identity: bool  # named in the run's selection (``generate``: not, so its run ids stay)
-    reads_reasoning: bool  # ``--reasoning-from`` applies: it reads reasoning generated earlier
-    keeps_probs: bool  # its records hold ``answer_probs``
-    labelled: bool  # a model's rows in this mode are scored as a model of their own ("m [name]")
-    description: str  # how the answers were obtained, in words (report provenance)
-
-    def check(self, backend: Backend) -> None: ...
-    def key_settings(self, job: Job) -> dict[str, Any]: ...
-    def restore(self, job: Job, stored: Mapping[str, Any]) -> None: ...
-    def apply(self, job: Job, value: Mapping[str, Any]) -> None: ...
-    def has_result(self, job: Job) -> bool: ...
-    def calls(self, jobs: list[Job], size: int) -> list[list[Job]]: ...
-    def known_keys(self, fingerprint: str, jobs: list[Job]) -> list[str]: ...
-    def work(self, worker: TextWorker, payload: TextPayload, emit: Callable[[Any], None]) -> None: ...
-
-
-def check_engine(mode: AnswerMode, spec: str) -> None:
+def check_engine(mode: ModeRunner, spec: str) -> None:
     """Before any data is read or model loaded: the engine ``spec`` names can answer this way."""
     require_capability(spec, mode.capability, f"--answer {mode.name}")
-
-
-def job_key(fingerprint: str, job: Job) -> str:
-    """The result-store key: model, record, prompt and how it is answered (results of two answer
-    modes are never served for each other)."""
-    return result_key(fingerprint, job.record_id, job.chat, answer_mode(job.answer_mode).key_settings(job))
-
-
-def pack_calls(jobs: list[T], size: int | None = None,
-               context_of: Callable[[T], str] = lambda job: job.item["context_id"]) -> list[list[T]]:
-    """Pack whole contexts into calls of about ``size`` jobs, so that the variants of a context
-    reach the backend together (one shared prefix) and a call never splits a context. A backend
-    that batches across contexts (GPU ``hf:``, ``vllm:``) asks for larger calls (``call_size``). ``context_of``: an entry's context (a job's by default)."""
-    size = size or CALL_SIZE
-    by_context: dict[str, list[T]] = {}
-    for job in jobs:
-        by_context.setdefault(context_of(job), []).append(job)
-    calls: list[list[T]] = [[]]
-    for group in by_context.values():
-        if calls[-1] and len(calls[-1]) + len(group) > size:
-            calls.append([])
-        calls[-1].extend(group)
-    return [c for c in calls if c]
-
-
-def generation_calls(jobs: list[Job], size: int | None) -> list[list[Job]]:
-    """Jobs grouped per decoding (in order of first appearance), each group packed into calls."""
-    by_decoding: dict[Decoding, list[Job]] = {}
-    for job in jobs:
-        by_decoding.setdefault(job.decoding, []).append(job)
-    return [call for group in by_decoding.values() for call in pack_calls(group, size)]
 
 
 @dataclass
 class TextPayload:
     """What a worker needs of a text unit: its jobs (keyed, rendered) and the stored results its
-    answer mode asked for (``known_keys``: e.g. reasoning the driver already holds)."""
+    answer mode needs (``ModeRunner.known_keys``: the reasoning the driver already holds)."""
 
     jobs: list[Job]
     known: dict[str, Any] = field(default_factory=dict)
@@ -181,7 +125,7 @@ class TextPayload:
 class TextWorker:
     """A text worker: the loaded backend; runs units of jobs, one chunk per returned batch."""
 
-    def __init__(self, model: str | None, options: Mapping[str, Any], answer: str = "generate",
+    def __init__(self, model: str | None, options: Mapping[str, Any], answer: str = DEFAULT_ANSWER_MODE,
                  backend: Backend | None = None):
         self.model, self.options, self.answer = model, dict(options), answer
         self.backend = backend
@@ -191,7 +135,8 @@ class TextWorker:
             from framebench.backends import load_backend
 
             self.backend = load_backend(self.model, **self.options)
-        answer_mode(self.answer).check(self.backend)
+        self.mode = ModeRunner(answer_mode(self.answer))
+        self.mode.check(self.backend)
         self.fingerprint = self.backend.fingerprint()
         return WorkerMeta(self.backend.spec, self.fingerprint, self.backend.info(), call_size=self.call_size())
 
@@ -205,64 +150,9 @@ class TextWorker:
 
     def run(self, unit: Unit):
         payload: TextPayload = unit.payload
-        mode = answer_mode(self.answer)
-        for entries, done in streamed(lambda emit: mode.work(self, payload, emit)):
+        work = partial(self.mode.work, self.backend, self.fingerprint, payload.jobs, payload.known)
+        for entries, done in streamed(work):
             yield Chunk(unit.index, entries, done)
-
-    def generate(self, payload: TextPayload, emit: Callable[[Any], None], records: bool = True) -> None:
-        """One backend call per decoding (a unit is one call); each batch emitted as it returns
-        (``records=False``: stored, but it finishes no record, e.g. reasoning)."""
-        for call in generation_calls(payload.jobs, len(payload.jobs)):
-            done: set[int] = set()
-
-            def on_batch(indices: list[int], texts: list[str], call=call, done=done) -> None:
-                fresh = [(i, t) for i, t in zip(indices, texts, strict=True) if i not in done]
-                done.update(i for i, _ in fresh)
-                emit(([(call[i].key, call[i].record_id, {"output": t}) for i, t in fresh],
-                      len(fresh) if records else 0))
-
-            outputs = self.backend.generate([j.chat for j in call], call[0].decoding, on_batch=on_batch)
-            if len(outputs) != len(call):
-                raise RuntimeError(f"{self.backend.spec}: returned {len(outputs)} outputs for {len(call)} prompts")
-            missing = [i for i in range(len(call)) if i not in done]
-            if missing:
-                on_batch(missing, [outputs[i] for i in missing])
-
-
-class GenerateAnswers:
-    """The ``generate`` answer mode: free text, strictly parsed (registered under
-    ``framebench.answer_modes`` like any other mode)."""
-
-    name, order, capability = "generate", 0, "generate"
-    in_identity = reads_reasoning = keeps_probs = labelled = False
-    description = "greedy generation, answer parsed strictly (unparsed = wrong)"
-
-    def check(self, backend: Backend) -> None:
-        """Every backend generates."""
-
-    def key_settings(self, job: Job) -> dict[str, Any]:
-        return job.decoding.as_dict()
-
-    def restore(self, job: Job, stored: Mapping[str, Any]) -> None:
-        job.output = stored["output"]
-
-    def apply(self, job: Job, value: Mapping[str, Any]) -> None:
-        job.output = value["output"]
-
-    def has_result(self, job: Job) -> bool:
-        return job.output is not None
-
-    def calls(self, jobs: list[Job], size: int) -> list[list[Job]]:
-        return generation_calls(jobs, size)
-
-    def known_keys(self, fingerprint: str, jobs: list[Job]) -> list[str]:
-        return []
-
-    def work(self, worker: TextWorker, payload: TextPayload, emit: Callable[[Any], None]) -> None:
-        worker.generate(payload, emit)
-
-
-GENERATE = GenerateAnswers()
 
 
 def model_options(model: str | None, model_args: Mapping[str, Any] | None = None,
@@ -331,7 +221,7 @@ class TextRequest:
     formats: tuple[str, ...] = ()  # empty: every format
     limit: int | None = None
     conditions: tuple[str, ...] = ()  # OMIT only; empty: each suite's default
-    answer: str = "generate"
+    answer: str = DEFAULT_ANSWER_MODE
     reasoning_from: tuple[Path, ...] = ()
     model_args: Mapping[str, Any] = field(default_factory=dict)  # the engine's declared options
     batch_size: int | str = "auto"  # conveniences, passed to the engines that declare them
@@ -401,11 +291,11 @@ class TextRun:
         identity = RunIdentity(model, file_sha256(self.items_path), self._selection(), settings=decodings)
         return Selected(identity, selection_warnings(every, items, r.limit))
 
-    def _check_mode(self) -> AnswerMode:
+    def _check_mode(self) -> ModeRunner:
         modes, r = answer_modes(), self.request
         if r.answer not in modes:
             raise UserError(f"--answer must be one of {', '.join(modes)}, got {r.answer!r}")
-        mode = modes[r.answer]
+        mode = ModeRunner(modes[r.answer])
         if r.reasoning_from and not mode.reads_reasoning:
             readers = [f"--answer {m.name}" for m in modes.values() if m.reads_reasoning]
             raise UserError(f"--reasoning-from applies to {' or '.join(readers) or 'no answer mode'} only")

@@ -98,7 +98,7 @@ def answer_mode_words() -> set[str]:
 
 def answer_mode_homes() -> set[tuple[str, str]]:
     """Where an answer mode's name belongs in the core: the module that defines the mode (the
-    core's own ``generate``: ``framebench.pipeline.text``), the registry's default, and where the
+    core's own ``generate``: ``framebench.answering``), the registry's default, and where the
     same word is an engine capability (``registry.CAPABILITIES``: the ``generate`` capability of
     backends, and the lookup of the mode that uses it)."""
     homes = {("registry.py", "generate")}
@@ -114,7 +114,7 @@ def answer_mode_homes() -> set[tuple[str, str]]:
 def test_the_core_names_no_answer_mode():
     words = answer_mode_words()
     assert {"generate", "constrained"} <= words
-    assert ("pipeline/text.py", "generate") in answer_mode_homes()
+    assert ("answering.py", "generate") in answer_mode_homes()
     assert offenders(CORE, words, allowed=ALLOWED | answer_mode_homes()) == []
 
 

@@ -142,7 +142,7 @@ def test_the_check_catches_names_that_moved():
              "`pipeline.text.GenerateMode`", "`Suite.no_such_method`", "`records.key_columns`",
              "`framebench.no_such_group`", "`write_run_json`")
     current = ("`framebench.run_folder.write_run`", "`text_eval/framingqa/sources_*.py`",
-               "`framebench.pipeline.text.GenerateAnswers`", "`SuiteItems.jobs`", "`SuiteRecords.key_columns`",
+               "`framebench.answering.GenerateAnswers`", "`SuiteItems.jobs`", "`SuiteRecords.key_columns`",
                "`framebench.suites`", "`write_run`", "`in_container.py`", "`scoring/sections.py`")
     found = problems(" ".join(stale + current))
     assert [line.split(":")[0] for line in found] == sorted(stale)

@@ -29,7 +29,26 @@ def test_import_contracts_are_kept():
     proc = subprocess.run([sys.executable, REPO / "scripts" / "lint_imports.py"], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "Contracts: 4 kept, 0 broken." in proc.stdout
+    assert "Contracts: 5 kept, 0 broken." in proc.stdout
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("module, line", [
+    ("framebench_firstword/mode.py", "from framebench.pipeline.answers import pack_calls"),
+    ("framebench/text_eval/constrained.py", "from framebench.registry import suite"),
+])
+def test_answer_modes_may_import_only_the_answering_contract(tmp_path, module, line):
+    """The answer-mode contract breaks on a mode that reaches past ``framebench.answering``."""
+    layout = staged(tmp_path / "layout")
+    probe = layout / module
+    source = probe.resolve().read_text()
+    probe.unlink()
+    probe.write_text(source + f"\n{line}  # noqa\n")
+    proc = subprocess.run([*LINT, "--no-cache", "--config", str(REPO / "pyproject.toml")], cwd=layout,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(layout), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "Contracts: 4 kept, 1 broken." in proc.stdout, proc.stdout + proc.stderr
+    assert "import only framebench.answering and\nthe backends BROKEN" in proc.stdout, proc.stdout
 
 
 @pytest.mark.subprocess

@@ -197,12 +197,13 @@ def test_smollm2_on_demo_items(smollm2_dir, tmp_path):
 
 
 def test_calls_never_split_a_context(monkeypatch):
-    from framebench.pipeline import text as runner
+    from framebench.pipeline import answers
+    from framebench.suite import Job
 
-    monkeypatch.setattr(runner, "CALL_SIZE", 5)
-    jobs = [runner.Job({"context_id": c}, f"{c}{i}", [], None) for c, n in (("a", 3), ("b", 3), ("c", 7), ("d", 1))
+    monkeypatch.setattr(answers, "CALL_SIZE", 5)
+    jobs = [Job({"context_id": c}, f"{c}{i}", [], None) for c, n in (("a", 3), ("b", 3), ("c", 7), ("d", 1))
             for i in range(n)]
-    calls = runner.pack_calls(jobs)
+    calls = answers.pack_calls(jobs)
     assert [[j.record_id for j in call] for call in calls] == [
         ["a0", "a1", "a2"], ["b0", "b1", "b2"], [f"c{i}" for i in range(7)], ["d0"]]
 
