@@ -248,7 +248,9 @@ def _with_params(path: Path, raw: dict[str, Any], overrides: Mapping[str, Any]) 
     A plan without [params] is taken as written."""
     if "params" not in raw and not overrides:
         return raw
-    declared = _check_keys(path, raw.get("params", {}), set(raw.get("params") or {}), "params")
+    declared = raw.get("params", {})
+    if not isinstance(declared, dict):
+        raise UserError(f"{path}: params: expected a table of NAME = VALUE")
     for name, value in {**declared, **overrides}.items():
         if not PARAM.fullmatch("{" + name + "}"):
             raise UserError(f"{path}: params: {shown(name)} is not a parameter name (letters, digits, '_')")

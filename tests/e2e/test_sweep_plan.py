@@ -62,6 +62,8 @@ def cli(args: list[str]) -> int:
      "workers = 2 with executor local: it applies to executor ray"),
     ('out = "s"\n[params]\nm = "x"\n[embodied]\nplanners = ["{n}"]\nepisodes = ["."]\n',
      "embodied.planners[1]: '{n}' names no parameter 'n' (the plan's [params]: m)"),
+    ('out = "s"\nparams = 3\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\n',
+     "params: expected a table of NAME = VALUE"),
     ('out = "s"\n[params]\nm = 1.5\n[embodied]\nplanners = ["{m}"]\nepisodes = ["."]\n',
      "params.m: expected a string, an integer or a boolean, got 1.5"),
     ('out = "s"\n[[run]]\nname = "a"\ndataset = "."\n', "run[1]: expected model (a text run) or planner"),
