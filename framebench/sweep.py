@@ -186,14 +186,14 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
 
 
-def plan_file(plan: str | Path) -> tuple[Path, Path]:
-    """The plan's file and the folder its ``out`` is relative to: a plan installed with framebench
-    (``demo:FILE``) writes under the current folder, never into the installed package."""
+def plan_file(plan: str | Path) -> tuple[Path, bool]:
+    """The plan's file, and whether it is installed with framebench (``demo:FILE``): such a plan's
+    ``out`` is relative to the current folder, never inside the installed package."""
     from framebench.paths import DEMO_SCHEME, data_path
 
     if str(plan).startswith(DEMO_SCHEME):
-        return data_path(str(plan)), Path.cwd()
-    return Path(plan), Path(plan).resolve().parent
+        return data_path(str(plan)), True
+    return Path(plan), False
 
 
 def read_plan(plan: str | Path, params: Mapping[str, Any] | None = None, out: Path | None = None) -> Plan:
@@ -205,9 +205,10 @@ def read_plan(plan: str | Path, params: Mapping[str, Any] | None = None, out: Pa
 
     if out is not None:
         out = check_out_folder(Path(out)).resolve()
-    path, out_base = plan_file(plan)
+    path, installed = plan_file(plan)
     raw = _with_params(path, _check_keys(path, _read_toml(path), TOP_KEYS, "plan"), params or {})
     base = path.resolve().parent
+    out_base = Path.cwd() if installed else base
     if out is None:
         if not isinstance(raw.get("out"), str) or not raw["out"].strip():
             raise UserError(f"{path}: out: expected the sweep's output folder (a string)")
