@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from framebench.cli import main
 from framebench.records import read_records
 from framebench.sweep import (
     EMBODIED_KEYS,
+    RUN_EMBODIED_KEYS,
+    RUN_TEXT_KEYS,
     TEXT_KEYS,
     TOP_KEYS,
     read_plan,
@@ -37,7 +40,7 @@ def cli(args: list[str]) -> int:
     ('out = "s"\nexecutor = "dask"\n[text]\nmodels = ["m"]\ndatasets = ["."]\n', "executor: expected local or ray"),
     ('out = "s"\n[text]\nmodel = ["m"]\n', "text: unknown field 'model'"),
     ('out = "s"\n[embodied]\nplanners = []\nepisodes = ["x"]\n', "embodied.planners: expected a non-empty list"),
-    ('out = "s"\n', "the plan has no [text] or [embodied] runs"),
+    ('out = "s"\n', "the plan has no [text], [embodied] or [[run]] runs"),
     ('out = \n', "not valid TOML"),
     ('out = "s"\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\nsimulators = ["gazebo"]\n',
      "embodied.simulators: unknown simulator spec 'gazebo'"),
@@ -57,6 +60,28 @@ def cli(args: list[str]) -> int:
      "a Ray address ('auto') with executor local: it applies to executor ray"),
     (f'out = "s"\nworkers = 2\n[embodied]\nplanners = ["oracle"]\nepisodes = ["{EPISODES}"]\n',
      "workers = 2 with executor local: it applies to executor ray"),
+    ('out = "s"\n[params]\nm = "x"\n[embodied]\nplanners = ["{n}"]\nepisodes = ["."]\n',
+     "embodied.planners[1]: '{n}' names no parameter 'n' (the plan's [params]: m)"),
+    ('out = "s"\nparams = 3\n[embodied]\nplanners = ["oracle"]\nepisodes = ["."]\n',
+     "params: expected a table of NAME = VALUE"),
+    ('out = "s"\n[params]\nm = 1.5\n[embodied]\nplanners = ["{m}"]\nepisodes = ["."]\n',
+     "params.m: expected a string, an integer or a boolean, got 1.5"),
+    ('out = "s"\n[[run]]\nname = "a"\ndataset = "."\n', "run[1]: expected model (a text run) or planner"),
+    ('out = "s"\n[[run]]\nname = "../a"\nplanner = "oracle"\n', "run[1].name: expected the run's folder name"),
+    (f'out = "s"\n[[run]]\nname = "a"\nplanner = "oracle"\nepisodes = "{EPISODES}"\nmodel = "m"\n',
+     "run[1]: names a model and a planner"),
+    (f'out = "s"\n[[run]]\nname = "a"\nplanner = "oracle"\nepisodes = "{EPISODES}"\nanswer = "generate"\n',
+     "run[1]: unknown field 'answer'"),
+    (f'out = "s"\n[[run]]\nname = "a"\nplanner = "oracle"\nepisodes = "{EPISODES}"\n'
+     f'[[run]]\nname = "a"\nplanner = "oracle"\nepisodes = "{EPISODES}"\n', "run[2].name: 'a' names an earlier [[run]] too"),
+    (f'out = "s"\n[[run]]\nname = "a"\nmodel = "baseline:random"\ndataset = "{DEMO / "framingqa"}"\n'
+     'conditions = ["M0"]\n', "run[1].conditions: unknown condition 'M0' (" + str(DEMO / "framingqa") + " offers no conditions)"),
+    (f'out = "s"\n[[run]]\nname = "a"\nmodel = "baseline:random"\ndataset = "{DEMO / "omit"}"\n'
+     'answer = "constrained"\nreasoning_from = ["b"]\n', "run[1].reasoning_from: 'b' names no earlier text [[run]]"),
+    (f'out = "s"\n[[run]]\nname = "a"\nplanner = "oracle"\nepisodes = "{EPISODES}"\nreplan_cap = 0\n',
+     "run[1].replan_cap (as --replan-cap)"),
+    (f'out = "s"\nscore_also = ["{DEMO / "omit"}"]\n[embodied]\nplanners = ["oracle"]\nepisodes = ["{EPISODES}"]\n',
+     "score_also: " + str(DEMO / "omit") + " holds no records.parquet"),
 ])
 def test_bad_plan_is_one_line_exit_2(tmp_path, capsys, body, message):
     plan = tmp_path / "plan.toml"
@@ -190,7 +215,9 @@ def test_the_readme_plan_runs_locally_without_ray_and_ends_with_runs_summary_and
     runs_table = out.index("framebench sweep: runs")
     assert runs_table < out.index("framebench sweep summary: FramingQA") < out.index("framebench sweep summary: OMIT")
     report = sweep_dir / "report" / "report.html"
-    assert out.rstrip().splitlines()[-1] == f"Sweep finished: 7 run(s). Report: {report}"
+    assert re.fullmatch(rf"Sweep finished: 7 run\(s\) in [0-9.]+ s\. Report: {re.escape(str(report))}",
+                        out.rstrip().splitlines()[-1])
+    assert runs_table < out.index(f"wrote {report}") < out.index("What the numbers say")
     assert report.stat().st_size > 0 and json.loads((sweep_dir / "report" / "report.json").read_text())["framingqa"]
 
 
@@ -199,7 +226,7 @@ def test_the_plan_reference_documents_every_field():
     doc = (REPO / "docs" / "sweeps.md").read_text()
     rows = {line.split("|")[1].strip().strip("`[]").removeprefix("embodied.") for line in doc.splitlines()
             if line.startswith("| `")}
-    assert TOP_KEYS | TEXT_KEYS | EMBODIED_KEYS <= rows
+    assert TOP_KEYS | TEXT_KEYS | EMBODIED_KEYS | RUN_TEXT_KEYS | RUN_EMBODIED_KEYS <= rows
     assert "docs/sweeps.md" in (REPO / "README.md").read_text()
 
 
@@ -217,3 +244,103 @@ def test_the_executor_is_local_unless_ray_is_asked_for(tmp_path, plan_lines, cli
     plan = read_plan(plan_file)
     resolve_executor(plan, plan_file, *cli_args)
     assert (plan.executor, plan.ray_address) == expected
+
+
+NAMED_PLAN = f"""out = "s"
+[params]
+model = "baseline:always-yes"
+episodes = 1
+unset = ""
+
+[[run]]
+name = "omit-generated"
+model = "{{model}}"
+dataset = "demo:omit"
+conditions = ["M0", "M1"]
+
+[[run]]
+name = "omit-constrained"
+title = "OMIT, {{model}}, constrained"
+model = "{{model}}"
+dataset = "{DEMO / 'omit'}"
+conditions = ["M0", "M1"]
+answer = "constrained"
+reasoning_from = ["omit-generated"]
+
+[[run]]
+name = "oracle"
+planner = "oracle"
+episodes = "demo:robotics/episodes.json.gz"
+limit = "{{episodes}}"
+replan_cap = "{{unset}}"
+"""
+
+
+def test_named_runs_take_their_own_settings_and_the_plans_parameters(tmp_path, capsys):
+    """[[run]] entries: one folder each in OUT/runs/NAME, both conditions in one run, the reasoning
+    source an earlier run's folder, "{NAME}" filled from [params] and --set (an integer stays one),
+    "" leaving the field at its default; each run's rule shows its title."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(NAMED_PLAN)
+    runs = read_plan(plan, params={"episodes": 2}).runs
+    assert [r.out for r in runs] == [tmp_path / "s" / "runs" / n for n in ("omit-generated", "omit-constrained", "oracle")]
+    assert runs[1].reasoning_from == (runs[0].out,) and runs[1].condition == "M0,M1"
+    assert runs[2].options == {"limit": 2, "simulator_options": {}}  # replan_cap: "" leaves it out
+    assert cli(["sweep", str(plan), "--quiet", "--set", "episodes=2", "--set", "model=baseline:always-no"]) == 0
+    out = capsys.readouterr().out
+    n_omit = count_lines(DEMO / "omit" / "items.jsonl")
+    for name, mode in (("omit-generated", "generate"), ("omit-constrained", "constrained")):
+        df = read_records(tmp_path / "s" / "runs" / name)
+        assert len(df) == 2 * n_omit and set(df.condition) == {"M0", "M1"} and set(df.answer_mode) == {mode}
+        assert set(df.model) == {"baseline:always-no"}
+    assert len(read_records(tmp_path / "s" / "runs" / "oracle")) == 2 * 7  # --set episodes=2: 2 episodes x 7
+    assert "run 2/3: OMIT, baseline:always-no, constrained" in out
+    assert "14 episode-variants, 14 completed" in out
+
+
+def test_set_names_a_declared_parameter(tmp_path, capsys):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(NAMED_PLAN)
+    for setting, message in (("modle=x", "--set modle: the plan has no such parameter (its [params]: model, episodes, unset)"),
+                             ("model", "--set model: expected NAME=VALUE")):
+        assert cli(["sweep", str(plan), "--set", setting]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "s").exists()
+
+
+def test_the_text_runs_of_one_model_share_one_loaded_model(tmp_path, monkeypatch):
+    """Local executor: a model loads once for all its text runs and is let go after its last one;
+    each text run gets that loaded model, an embodied run none."""
+    import framebench.backends
+    from framebench import sweep
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'out = "s"\n[text]\nmodels = ["baseline:always-yes", "baseline:always-no"]\n'
+                    f'datasets = ["{DEMO / "omit"}"]\nanswers = ["generate", "constrained"]\n'
+                    f'[embodied]\nplanners = ["oracle"]\nepisodes = ["{EPISODES}"]\nlimit = 1\n')
+    loaded, given = [], []
+    real_load, real_execute = framebench.backends.load_backend, sweep.execute
+
+    def load(spec, **options):
+        loaded.append(spec)
+        return real_load(spec, **options)
+
+    def execute(run, *args, **kwargs):
+        given.append((run.spec, run.answer, args[5] if len(args) > 5 else kwargs.get("backend")))
+        return real_execute(run, *args, **kwargs)
+
+    monkeypatch.setattr(framebench.backends, "load_backend", load)
+    monkeypatch.setattr(sweep, "execute", execute)
+    parsed = read_plan(plan)
+    resolve_executor(parsed, plan, None, None, None)
+    shared = sweep.SharedModels(parsed.runs)
+    assert [k and k[0] for k in shared.keys] == ["baseline:always-yes"] * 2 + ["baseline:always-no"] * 2 + [None]
+    sweep.run_sweep(parsed, progress=False)
+    assert loaded == ["baseline:always-yes", "baseline:always-no"]  # once each, never by a run itself
+    (yes_gen, yes_con, no_gen, no_con, oracle) = given
+    assert yes_gen[2] is yes_con[2] and no_gen[2] is no_con[2] and yes_gen[2] is not no_gen[2]
+    assert yes_gen[2].spec == "baseline:always-yes" and oracle[2] is None
+    for index in range(len(parsed.runs)):
+        shared.done(index)
+    assert shared.loaded == {}

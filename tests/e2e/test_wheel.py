@@ -69,7 +69,8 @@ def test_the_wheel_installs_one_top_level_package(built):
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("framebench/text_eval/framingqa/suite.py", "framebench/embodied/suite.py",
                    "framebench/partnr_adapters/in_container.py", "framebench/demo/framingqa/items.jsonl",
-                   "framebench/demo/robotics/episodes.json.gz", "framebench/scoring/templates/report.html.j2"):
+                   "framebench/demo/robotics/episodes.json.gz", "framebench/demo/demo-plan.toml",
+                   "framebench/scoring/templates/report.html.j2"):
         assert needed in names, needed
     assert any(n.startswith("framebench/text_eval/framingqa/reviewed/") for n in names)
 
