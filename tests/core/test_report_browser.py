@@ -70,8 +70,9 @@ def test_the_finding_is_on_the_first_screen(page, browser):
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(Path(shots) / "report-first-screen.png"))
-    heading = browser.find_element("id", "section-1")
-    assert heading.text == "Finding"
+    # the first section, or the second after the one-line Cautions (the fixture's embodied run is --limit 1)
+    headings = [browser.find_element("id", f"section-{n}").text for n in (1, 2)]
+    assert headings in (["Finding", "Headline"], ["Cautions", "Finding"])
     first = browser.find_element("css selector", "ul.finding > li").rect
     assert first["y"] + first["height"] <= HEIGHT  # its first model, every line of it, without scrolling
     assert "framing effect" in browser.find_element("css selector", "ul.finding").text
