@@ -153,6 +153,27 @@ def test_embodied_out_reuse_is_refused(tmp_path):
     assert "holds another run" in one_error_line(code, err)
 
 
+def test_habitat_out_reuse_is_refused_unless_forced(tmp_path, monkeypatch):
+    """``embodied --simulator habitat`` into a folder holding another run is refused before any
+    launcher is looked for or anything is written, as text and symbolic runs are; --force goes on
+    (here to the missing launcher: no Docker, no habitat_llm)."""
+    from framebench.partnr_adapters import habitat_simulator
+
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(habitat_simulator.shutil, "which", lambda name: None)
+    monkeypatch.delenv("FRAMEBENCH_HABITAT_PYTHON", raising=False)
+    out = tmp_path / "emb"
+    assert cli("embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(out), "--limit", "1")[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    args = ["embodied", "--simulator", "habitat", "--planner", "openai:m", "--episodes", str(EPISODES), "--out", str(out)]
+    code, _, err = cli(*args)
+    line = one_error_line(code, err)
+    assert "holds another run (" in line and "model 'oracle' -> 'openai:m'" in line
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # nothing written
+    code, _, err = cli(*args, "--force")
+    assert "Docker" in one_error_line(code, err)
+
+
 def test_run_json_keeps_first_timing_and_a_history(tmp_path):
     out = omit_run(tmp_path, "always-yes", "run")
     first = json.loads((out / "run.json").read_text())
