@@ -22,7 +22,7 @@ def sweep(
                                      "or demo:FILE, a plan installed with framebench (demo:demo-plan.toml: the demo)."),
     out: Path = typer.Option(None, "--out", help="Output folder (overrides the plan's out)."),
     settings: list[str] = typer.Option([], "--set", metavar="NAME=VALUE",
-                                       help="A value for the plan's parameter NAME (its [params]); repeatable."),
+                                       help="A value for the plan's parameter NAME (one its params table declares); repeatable."),
     executor: str = typer.Option(None, "--executor", help="local or ray (default: the plan's, else local; "
                                  "ray where a Ray address is given)."),
     ray_address: str = typer.Option(None, "--ray-address", help="Ray head HOST:PORT or 'auto' (overrides the "

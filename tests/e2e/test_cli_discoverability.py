@@ -125,6 +125,22 @@ def test_help_shows_flags_plainly_and_nothing_cut(path, capsys, monkeypatch):
             assert "<" not in line.split("--", 1)[1].split("  ", 1)[0]
 
 
+def _helps(command, prefix=()):
+    for param in getattr(command, "params", []):
+        if getattr(param, "help", None):
+            yield " ".join(prefix), param.opts[0], param.help
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _helps(sub, (*prefix, name))
+
+
+def test_no_help_text_holds_a_bracketed_word_rich_would_swallow():
+    """The help is rich markup: ``[params]`` in a help string is read as a style tag and vanishes
+    from ``--help`` (as ``sweep --set``'s did)."""
+    swallowed = [(path, opt, text) for path, opt, text in _helps(typer.main.get_command(app))
+                 if re.search(r"(?<!\\)\[[a-z][a-z_ ]*\]", text)]
+    assert swallowed == []
+
+
 @pytest.mark.subprocess
 def test_help_in_a_pipe_is_wider_than_80_columns():
     """A log file or pipe gets the wide layout (no terminal width to follow)."""
