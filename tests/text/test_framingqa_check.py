@@ -104,7 +104,10 @@ def test_urls_dict_text_and_question_words_after_given_are_defects():
     items = [{"question": q, "task": "finance", "context_id": "c", "item_id": f"i{n}"} for n, q in enumerate((
         "Given whether I can deposit a cheque, is this a banking issue?",
         "Is this a banking issue, based on how the bank holds my cheque?",
-        "Given my question of whether I can deposit a cheque, is this a banking issue?"))]
+        "Given my question of whether I can deposit a cheque, is this a banking issue?",
+        "Is this a banking issue, based on my sense that lenders decide based on what my report shows?",
+        "Given what is the best way to pay, is this a banking issue?"))]
     found = [d.detail for d in rendered_defects(items)]
     assert found == ["i0: 'Given whether': a question word after 'Given' or 'based on'",
-                     "i1: 'based on how': a question word after 'Given' or 'based on'"]
+                     "i1: 'based on how': a question word after 'Given' or 'based on'",
+                     "i4: 'Given what is': a question word after 'Given' or 'based on'"]
