@@ -106,8 +106,23 @@ def test_urls_dict_text_and_question_words_after_given_are_defects():
         "Is this a banking issue, based on how the bank holds my cheque?",
         "Given my question of whether I can deposit a cheque, is this a banking issue?",
         "Is this a banking issue, based on my sense that lenders decide based on what my report shows?",
-        "Given what is the best way to pay, is this a banking issue?"))]
+        "Given what is the best way to pay, is this a banking issue?",
+        "Given my doubt about a joint loan, given how tied we would be, is this a banking issue?"))]
     found = [d.detail for d in rendered_defects(items)]
     assert found == ["i0: 'Given whether': a question word after 'Given' or 'based on'",
                      "i1: 'based on how': a question word after 'Given' or 'based on'",
                      "i4: 'Given what is': a question word after 'Given' or 'based on'"]
+
+
+def test_a_voice_that_only_one_direction_uses_is_a_task_defect():
+    from framebench.text_eval.framingqa.check import voice_cue_defects
+
+    plain = _sheet("c", PREMISES, EVIDENCE)  # 3 of 6 incorrect-bias premises voice a view, 0 of 3 gold ones
+    (d,) = voice_cue_defects("law_issue_spotting", [plain])
+    assert d.detail == "50% of incorrect-bias premises voice the user's view, 0% of gold premises (at most 15% apart)"
+    voiced = _sheet("c", {**PREMISES, "Consumer": "what I see as the furniture shop taking my deposit for a sofa it "
+                                                  "never delivered to my flat"},
+                    [*EVIDENCE, ("Courts", "my sense that the manager's silence is something only a hearing will end")],
+                    rephrasings=["my sense that the shop kept my deposit for a sofa it never delivered to my home",
+                                 "a store holding on to my money for furniture that never arrived at my flat"])
+    assert voice_cue_defects("law_issue_spotting", [voiced]) == []  # 2 of 3 against 4 of 7: 10 points apart

@@ -12,7 +12,8 @@ context, naming its own option, quoting a sentence with a label attached, or sha
 content words with its context (one in a context under ``SHORT_CONTEXT_WORDS``), an evidence premise that repeats another premise of its context, a
 premise that another context also uses, first person mixed with "the asker" in one context, and a
 premise whose blind reading (``framingqa.blind``) is missing or names another option without an
-override. Per task: the gold premise the longest of a context's four more often than 1 in 4 (chance).
+override. Per task: the gold premise the longest of a context's four more often than 1 in 4 (chance),
+and premises that voice the user's view ("my sense that ...") far more common in one direction.
 Texts: a URL or Python dict text. Rendered items: a capitalised article or pronoun after "Given" or
 "based on", "Given/based on" followed by a question word, doubled words, stray punctuation.
 
@@ -45,12 +46,21 @@ _QUOTED_LABEL = re.compile(r'"[^"]{12,}"\s*,?\s*which\b', re.I)
 _CAPITAL_AFTER = re.compile(r"\b(?:Given|based on)\s+(?:The|A|An|My|His|Her|Their|This|That|Its|Our|Your)\b")
 # "Given whether I can ..., is this ...?" and "based on how do I ...": a question where a noun phrase must
 # stand. "what" alone can start a noun phrase ("based on what my report shows"), so only "what" + a verb.
+# The templates write "Given" capitalised at the start and "based on" in lower case; a premise's own
+# "…, given how much we owe" is English.
 _WH_AFTER = re.compile(r"\b(?:Given|based on)\s+(?:whether|how|why|when|where|which|who|if|"
-                       r"what\s+(?:is|are|was|were|do|does|did|should|can|could|would|will|happens)\b)\b", re.I)
+                       r"what\s+(?:is|are|was|were|do|does|did|should|can|could|would|will|happens)\b)\b")
 _URL = re.compile(r"https?://|\bwww\.", re.I)
 _DICT_TEXT = re.compile(r"\{\s*'[^']+'\s*:")
 _THIRD_PERSON_USER = re.compile(r"\bthe (?:asker|poster|questioner|user)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|my|me|mine|myself)\b")
+# A premise that voices the user's own reading ("my sense that ...", "... read as ..."). Where most
+# incorrect-bias premises do and gold premises do not, the voice itself tells the directions apart.
+_USER_VIEW = re.compile(
+    r"\b(?:my sense|my view|the view that|on this view|the sense that|I see|I picture|I take|I read|I feel|"
+    r"I think|I fear|I worry|my worry|my suspicion|my assumption|my belief|my guess|read as|taken as|which I|"
+    r"the thought that|a reading of|I'd|I would)\b", re.I)
+VOICE_GAP = 0.15  # the most the two directions' shares of premises that voice a view may differ
 GOLD_LONGEST_CHANCE = 0.25  # the gold premise strictly the longest of four by chance at most 1 in 4
 _STRAY = re.compile(r"\s[,.?]|,,|\.\.|\?\.|\.\?|,\?")
 _STOP = frozenset(
@@ -88,7 +98,9 @@ def find_defects(contexts: list[Context], sheets: list[AnswerSheet], items: list
     defects += duplicate_defects(contexts)
     defects += shared_premise_defects(contexts, sheet_of)
     for task in dict.fromkeys(c.task for c in contexts):
-        defects += gold_longest_defects(task, [sheet_of[c.context_id] for c in contexts if c.task == task])
+        task_sheets = [sheet_of[c.context_id] for c in contexts if c.task == task]
+        defects += gold_longest_defects(task, task_sheets)
+        defects += voice_cue_defects(task, task_sheets)
     layouts = {it["context_id"]: (it["options"], it["gold"]) for it in items
                if it["format"] == "mc" and it["slot"] == "neutral" and not it.get("rotation")}
     for task in dict.fromkeys(c.task for c in contexts):
@@ -134,6 +146,21 @@ def gold_longest_defects(task: str, sheets: list[AnswerSheet]) -> list[Defect]:
         return []
     return [Defect(task, "", "gold premise the longest",
                    f"{longest} of {len(sheets)} contexts (at most 1 in 4, the chance rate)")]
+
+
+def voice_cue_defects(task: str, sheets: list[AnswerSheet]) -> list[Defect]:
+    """A cue between directions: the share of incorrect-bias premises that voice the user's view and
+    the share of gold premises that do differ by more than ``VOICE_GAP``."""
+    gold = [p for s in sheets for p in [s.premises[s.gold], *s.gold_rephrasings]]
+    incorrect = [p for s in sheets for p in [*(s.premises[d] for d in s.distractors), *(e.premise for e in s.evidence)]]
+    if not gold or not incorrect:
+        return []
+    share_gold, share_incorrect = (sum(bool(_USER_VIEW.search(p)) for p in ps) / len(ps) for ps in (gold, incorrect))
+    if abs(share_gold - share_incorrect) <= VOICE_GAP:
+        return []
+    return [Defect(task, "", "voice differs between directions",
+                   f"{share_incorrect:.0%} of incorrect-bias premises voice the user's view, {share_gold:.0%} of gold "
+                   f"premises (at most {VOICE_GAP:.0%} apart)")]
 
 
 def gold_premise_longest(sheet: AnswerSheet) -> bool:
