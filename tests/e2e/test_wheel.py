@@ -41,8 +41,13 @@ def checkout_copy(dest: Path) -> Path:
     return dest
 
 
-def build_sdist_and_wheel(tmp: Path) -> tuple[Path, Path]:
+def build_sdist_and_wheel(tmp: Path, plant: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """The sdist and a wheel built from it, of the tracked files in ``tmp/src`` (plus ``plant``:
+    relative path -> text, files added to that copy first)."""
     src = checkout_copy(tmp / "src")
+    for rel, text in (plant or {}).items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
     dist = tmp / "dist"
     run([sys.executable, "-c", f"from setuptools import build_meta as b; b.build_sdist({str(dist)!r})"], cwd=src)
     (sdist,) = dist.glob("*.tar.gz")
@@ -73,6 +78,46 @@ def test_the_wheel_installs_one_top_level_package(built):
                    "framebench/scoring/templates/report.html.j2"):
         assert needed in names, needed
     assert any(n.startswith("framebench/text_eval/framingqa/reviewed/") for n in names)
+
+
+def mapped_roots(pyproject: Path) -> dict[str, str]:
+    """Each folder of the source tree that holds a top-level package of the wheel -> where its files
+    land in the wheel: ``framebench/`` itself, and every folder ``[tool.setuptools.package-dir]``
+    maps under it (docs/design.md, "One import package")."""
+    mapping = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-dir"]
+    return {"framebench": "framebench", **{folder: package.replace(".", "/") for package, folder in mapping.items()}}
+
+
+def left_out(src: Path, wheel: Path) -> dict[str, list[str]]:
+    """Folders of the mapped roots (relative to ``src``) with files the wheel lacks -> those files:
+    every file under them (Python, templates, data) must be in the wheel, so a new sub-folder that
+    ``[tool.setuptools] packages`` or ``package-data`` misses is named here."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing: dict[str, list[str]] = {}
+    for folder, package in mapped_roots(src / "pyproject.toml").items():
+        for path in sorted((src / folder).rglob("*")):
+            if path.is_dir() or "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(src / folder).as_posix()
+            if f"{package}/{rel}" not in names:
+                missing.setdefault(path.parent.relative_to(src).as_posix(), []).append(path.name)
+    return missing
+
+
+def test_the_wheel_holds_every_file_of_the_mapped_folders(built):
+    _, wheel = built
+    src = wheel.parent.parent / "src"
+    assert len(mapped_roots(src / "pyproject.toml")) == 5  # framebench, text_eval, embodied, partnr_adapters, demo
+    assert left_out(src, wheel) == {}
+
+
+def test_the_guard_names_a_planted_folder(tmp_path):
+    """It can fail: a new sub-folder with Python and one with data only, neither added to
+    pyproject.toml, are named (the wheel silently lacks them)."""
+    plant = {"embodied/newsim/__init__.py": "X = 1\n", "text_eval/framingqa/newdata/extra.jsonl": "{}\n"}
+    _, wheel = build_sdist_and_wheel(tmp_path, plant)
+    assert left_out(tmp_path / "src", wheel) == {"embodied/newsim": ["__init__.py"],
+                                                 "text_eval/framingqa/newdata": ["extra.jsonl"]}
 
 
 def test_the_check_sees_a_second_top_level_name(tmp_path):
