@@ -8,8 +8,9 @@ from framebench.bounds import CALL_BATCH, option
 
 
 def omit(
-    source: Path = typer.Option(..., "--source", help="A folder laid out like ../shared/data (MoralChoice "
-                                "seed), or a folder with project-authored scenarios.jsonl (the demo)."),
+    source: Path = typer.Option(..., "--source", help="A folder holding the MoralChoice seed "
+                                "(moralchoice/scenarios/moralchoice_high_ambiguity.csv), or a folder with "
+                                "project-authored scenarios.jsonl (the demo)."),
     model: str = typer.Option(None, "--model", help="Model spec used for frames and the persona panel."),
     out: Path = typer.Option(..., "--out", help="Output folder."),
     batch_size: int = option(CALL_BATCH, 16, help="Chats per backend call."),
