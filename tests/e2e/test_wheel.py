@@ -6,6 +6,7 @@ data. ``scripts/setup.sh --test`` fetches the embodied sdist once (``EMBODIED_SD
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_suite_file import check_report, doc_commands, doc_files
 
 REPO = Path(__file__).resolve().parents[2]
 EMBODIED_SDIST = REPO / ".venv-cache" / "embodied-1.2.0.tar.gz"
@@ -146,6 +148,17 @@ def embodied_wheel(tmp: Path) -> Path:
     return wheel
 
 
+def fresh_venv(env_dir: Path) -> tuple[Path, str]:
+    """A new venv (its python, its site-packages) that sees this venv's dependencies after its own
+    packages, so a wheel installs there with --no-deps."""
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=env_dir).stdout.strip()
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    Path(site, "zz_test_venv_deps.pth").write_text("".join(f"{p}\n" for p in deps))
+    return python, site
+
+
 INTACT = """
 import base64, hashlib, importlib.metadata as md, sys
 dist = md.distribution(sys.argv[1])
@@ -161,12 +174,7 @@ def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
     as published (its sdist lacks ``embodied/envs``, which its ``__init__`` imports), so its side is
     checked file by file: every file its RECORD lists still has the recorded hash."""
     _, wheel = built
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=False)
-    python = env_dir / "bin" / "python"
-    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path).stdout.strip()
-    deps = [p for p in sys.path if p.endswith("site-packages")]  # the test venv's packages, after its own
-    Path(site, "zz_test_venv_deps.pth").write_text("".join(f"{p}\n" for p in deps))
+    python, site = fresh_venv(tmp_path / "venv")
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index"]
     run([*pip, embodied_wheel(tmp_path / "emb")], cwd=tmp_path)
     run([*pip, wheel], cwd=tmp_path)
@@ -192,3 +200,23 @@ def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
     names = ("from inspect_ai._util.registry import registry_info; import framebench.interop.inspect_tasks as t; "
              "print(registry_info(t.framingqa).name, registry_info(t.omit).name)")
     assert run([python, "-c", names], cwd=elsewhere, env=env).stdout.split() == ["framebench/framingqa", "framebench/omit"]
+
+
+def test_a_suite_in_one_file_runs_on_the_installed_wheel(built, tmp_path):
+    """docs/extending.md's one-file suite, its files written byte for byte into an empty folder and
+    its commands run there by the installed ``framebench`` script: nothing but the wheel installed,
+    the suite from its file alone."""
+    _, wheel = built
+    python, site = fresh_venv(tmp_path / "venv")
+    run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index", wheel], cwd=tmp_path)
+    env_dir = python.parent.parent
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for name, text in doc_files().items():
+        (empty / name).write_bytes(text.encode("utf-8"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    outputs = [run([env_dir / "bin" / command[0], *command[1:]], cwd=empty, env=env).stdout for command in doc_commands()]
+    assert "scored 14 records from 2 run(s)" in outputs[-1]
+    check_report(json.loads((empty / "report" / "report.json").read_text()))
+    origin = run([python, "-c", "import framebench; print(framebench.__file__)"], cwd=empty, env=env).stdout
+    assert origin.startswith(site)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from framebench.backends.base import Decoding
-from framebench.records import SuiteRecords, make_row
-from framebench.scoring.sections import Section, Table
-from framebench.suite import Job, Suite, SuiteItems, SuiteMetrics, SuiteView, standard_formats
+from framebench.plugin import (
+    Decoding,
+    Job,
+    Section,
+    Suite,
+    SuiteItems,
+    SuiteMetrics,
+    SuiteRecords,
+    SuiteView,
+    Table,
+    make_row,
+    standard_formats,
+)
 
 
 class ParityItems(SuiteItems):
