@@ -79,6 +79,21 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
     return target
 
 
+def variants_of_first_episodes(framed_ids: list[str], limit: int | None) -> int:
+    """How many of the framed file's variants (each episode's framings, episode by episode) belong
+    to its first ``limit`` episodes: ``--limit`` counts episodes, as for every other runner."""
+    from framebench.partnr_adapters.framed_episodes import parse_framed_id
+
+    if limit is None:
+        return len(framed_ids)
+    episodes: set[str] = set()
+    for n, framed in enumerate(framed_ids):
+        episodes.add(parse_framed_id(framed)[0])
+        if len(episodes) > limit:
+            return n
+    return len(framed_ids)
+
+
 def runner_args(planner: str, episodes: str, results: str, opts: dict[str, Any]) -> list[str]:
     """Arguments of ``python -m partnr_adapters.in_container run`` for these options."""
     args = ["run", "--episodes", episodes, "--results", results, "--planner", planner]
@@ -308,8 +323,7 @@ class HabitatRun:
         self.framed = framed_episode_file(self.episodes, self.out, self.opts.get("purposes"))
         self.results = self.out / RESULTS_SUBDIR
         self.ids = read_episode_ids(str(self.framed))
-        limit = self.opts.get("limit")
-        self.total = len(self.ids) if limit is None else min(len(self.ids), int(limit))
+        self.total = variants_of_first_episodes(self.ids, self.opts.get("limit"))
         self.results.mkdir(parents=True, exist_ok=True)
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
         return Recipe(HabitatWorker, (self.planner, self.framed.name, self.framed.read_bytes(), self.opts),
@@ -367,7 +381,7 @@ class HabitatRun:
         from framebench.partnr_adapters.ingest import ingested
         from framebench.pipeline.driver import Rows
 
-        made = ingested(self.results, self.framed, model=self.planner, run_id=run_id)
+        made = ingested(self.results, self.framed, model=self.planner, run_id=run_id, variants=self.total)
         for line in made.report.lines():
             print(line)
         self.report = made.report
