@@ -319,7 +319,7 @@ class EpisodeRun:
         self.keyed = [episode_keys(episode, meta.fingerprint, meta.settings) for episode in self.episodes]
         return [key for ep_keys, _ in self.keyed for key in ep_keys.values()]
 
-    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: Any, workers: int) -> Any:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Any, workers: int) -> Any:
         """Plan the episodes' framings ``stored`` lacks as units."""
         from framebench.executors import Unit
         from framebench.executors.packing import pack, pack_size

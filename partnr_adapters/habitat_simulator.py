@@ -340,7 +340,7 @@ class HabitatRun:
                              for ep in framed[:self.total]]
         return self.variant_keys
 
-    def plan(self, meta: WorkerMeta, stored: dict[str, Any], store: Any, workers: int) -> Any:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Any, workers: int) -> Any:
         """Adopt the stats files of a folder written before the store held them, plan the rest as
         runner batches."""
         import json
@@ -353,8 +353,7 @@ class HabitatRun:
         on_disk = {i: self.results / stats_file(self.framed.name, ids[i]) for i in range(self.total)}
         adopted = [(keys[i], ids[i], {"index": i, "finished": stats_finished(on_disk[i].read_bytes())})
                    for i in range(self.total) if keys[i] not in stored and on_disk[i].is_file()]
-        store.put_many(adopted)
-        stored.update((k, v) for k, _, v in adopted)
+        stored = {**stored, **{k: v for k, _, v in adopted}}
         retry = bool(self.opts.get("retry_crashed"))
         # stored and its stats file there (a driver killed between the two runs it again), not a
         # crash to retry (the stats file on disk is the latest attempt's)
@@ -365,7 +364,7 @@ class HabitatRun:
         manifest_path = self.results / MANIFEST_FILE
         self.manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
         return Plan(units, f"{self.planner} on habitat hosts", len(todo), unit="framings", files=self.results,
-                    progress=self.executor != "local")
+                    progress=self.executor != "local", adopted=adopted)
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
         from framebench.partnr_adapters.ingest import MANIFEST_FILE
