@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from framebench.run_folder import Runs
     from framebench.simulation import DryRun
 
-__all__ = ["Scored", "compare", "embodied_dry_run", "plan", "run", "run_embodied", "run_text", "score", "text_request",
+__all__ = ["Scored", "compare", "embodied_dry_run", "power_plan", "run", "run_embodied", "run_text", "score", "text_request",
            "write_report"]
 
 
@@ -174,7 +174,7 @@ def compare(run_dirs: Iterable[str | Path], *, allow_mixed: bool = False) -> dic
     return jsonable(out)
 
 
-def plan(run_dirs: Iterable[str | Path], contexts: int, *, allow_mixed: bool = False) -> list[dict[str, Any]]:
+def power_plan(run_dirs: Iterable[str | Path], contexts: int, *, allow_mixed: bool = False) -> list[dict[str, Any]]:
     """From pilot runs: the framing effect and between-model differences detectable at 80 %
     power, alpha 0.05, with ``contexts`` contexts per task (docs/statistics.md "Power")."""
     from framebench.bounds import CONTEXTS

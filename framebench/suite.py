@@ -98,7 +98,8 @@ class SuiteItems:
         """Whether ``items.jsonl`` may hold its items (it turns items into jobs)."""
         return type(self).jobs is not SuiteItems.jobs
 
-    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, where: str) -> list[Job]:
+        """Its items' jobs; ``where`` (the items file, or the log they came from) heads its error lines."""
         raise NotImplementedError(f"{type(self).__name__} makes no text jobs")
 
     def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:

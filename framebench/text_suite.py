@@ -48,17 +48,17 @@ class TextSuiteItems(SuiteItems):
     system: str = ""
     max_new_tokens: int = 8
 
-    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, where: str) -> list[Job]:
         system = [{"role": "system", "content": self.system}] if self.system else []
         decoding = Decoding(max_new_tokens=self.max_new_tokens)
-        return [Job(item, item["item_id"], [*system, {"role": "user", "content": self._prompt(item, source)}],
+        return [Job(item, item["item_id"], [*system, {"role": "user", "content": self._prompt(item, where)}],
                     decoding, decoding_name=item["suite"]) for item in items]
 
-    def _prompt(self, item: dict[str, Any], source: str) -> str:
+    def _prompt(self, item: dict[str, Any], where: str) -> str:
         try:
             return self.prompt.format_map(item)
         except (KeyError, IndexError, ValueError) as exc:
-            raise UserError(f"{source}: item {item['item_id']!r}: the {item['suite']} prompt cannot be filled "
+            raise UserError(f"{where}: item {item['item_id']!r}: the {item['suite']} prompt cannot be filled "
                             f"from its fields ({type(exc).__name__}: {exc})") from None
 
     def record(self, job: Job, run_id: str, model: str) -> dict[str, Any]:

@@ -347,7 +347,7 @@ class HabitatRun:
 
         from framebench.executors import Unit
         from framebench.partnr_adapters.ingest import MANIFEST_FILE
-        from framebench.pipeline.driver import Plan
+        from framebench.pipeline.driver import UnitPlan
 
         keys, ids = self.variant_keys, self.ids
         on_disk = {i: self.results / stats_file(self.framed.name, ids[i]) for i in range(self.total)}
@@ -363,7 +363,7 @@ class HabitatRun:
         units = [Unit(n, len(b), [(i, ids[i], keys[i]) for i in b]) for n, b in enumerate(batches)]
         manifest_path = self.results / MANIFEST_FILE
         self.manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-        return Plan(units, f"{self.planner} on habitat hosts", len(todo), unit="framings", files=self.results,
+        return UnitPlan(units, f"{self.planner} on habitat hosts", len(todo), unit="framings", files=self.results,
                     progress=self.executor != "local", adopted=adopted)
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:

@@ -14,7 +14,7 @@ from framebench.bounds import WORKERS, option
 
 if TYPE_CHECKING:
     from framebench.run_folder import RunFolder
-    from framebench.sweep import Plan, SweepRun
+    from framebench.sweep import SweepPlan, SweepRun
 
 
 def sweep(
@@ -65,7 +65,7 @@ def parse_settings(settings: list[str]) -> dict[str, Any]:
     return values
 
 
-def run_plan(plan: Plan, progress: bool, force: bool, name: str) -> None:
+def run_plan(plan: SweepPlan, progress: bool, force: bool, name: str) -> None:
     """Run the plan's runs, each under a rule with its one-line result, then score them all: the
     runs table, the report's files, the finding and summary tables, cautions, the report's path."""
     from rich.markup import escape

@@ -53,7 +53,7 @@ class Selected:
 
 
 @dataclass
-class Plan:
+class UnitPlan:
     """The units a front end planned against the store, and how their progress is shown."""
 
     units: list[Unit]
@@ -115,7 +115,7 @@ class FrontEnd(Protocol):
     def keys(self, meta: WorkerMeta) -> list[str]:
         """The result keys of the whole run, keyed with the first worker's ``meta``."""
 
-    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Lookup, workers: int) -> Plan:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Lookup, workers: int) -> UnitPlan:
         """Units for the work ``stored`` (the store's values of :meth:`keys`) lacks, for
         ``workers`` workers (``lookup``: the store's values of other keys, results that are not
         records)."""

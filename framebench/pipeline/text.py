@@ -41,7 +41,7 @@ from framebench.executors.base import WorkerMeta
 from framebench.files import file_sha256
 from framebench.items import ITEMS_FILE, read_items
 from framebench.pipeline.answers import CALL_SIZE, ModeRunner, job_key, pack_calls
-from framebench.pipeline.driver import Execution, Lookup, Plan, Rows, Selected, drive
+from framebench.pipeline.driver import Execution, Lookup, Rows, Selected, UnitPlan, drive
 from framebench.registry import (
     DEFAULT_ANSWER_MODE,
     answer_mode,
@@ -337,7 +337,7 @@ class TextRun:
             job.key = job_key(meta.fingerprint, job)
         return [job.key for job in self.jobs]
 
-    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Lookup, workers: int) -> Plan:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Lookup, workers: int) -> UnitPlan:
         """Fill the jobs the store holds (and make their records), plan the rest as units
         (backend calls)."""
         fingerprint, mode, jobs = meta.fingerprint, self.mode, self.jobs
@@ -363,7 +363,7 @@ class TextRun:
             return unit_of(unit.index, left) if left else None
 
         calls = mode.calls(pending, meta.call_size or CALL_SIZE)
-        return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta.spec, len(jobs),
+        return UnitPlan([unit_of(i, call) for i, call in enumerate(calls)], meta.spec, len(jobs),
                     served=len(jobs) - len(pending), fields=self.counts.progress(), remaining=remaining)
 
     def _made(self, jobs: Iterable[Job]) -> int:

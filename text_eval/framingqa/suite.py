@@ -86,12 +86,12 @@ class FramingQAItems(SuiteItems):
             return "gold", f"must be one of {', '.join(allowed)}, got {item['gold']!r}"
         return None
 
-    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
-        return [self._job(item, source) for item in items]
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, where: str) -> list[Job]:
+        return [self._job(item, where) for item in items]
 
     @staticmethod
-    def _job(item: dict[str, Any], source: str) -> Job:
-        where = f"{source}: item {item['item_id']!r}"
+    def _job(item: dict[str, Any], items_where: str) -> Job:
+        where = f"{items_where}: item {item['item_id']!r}"
         if item["format"] not in TEXT_FORMATS:
             raise UserError(f"{where}: field 'format' must be binary or mc for the text evaluator, "
                             f"got {item['format']!r}")

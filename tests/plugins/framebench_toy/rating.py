@@ -32,7 +32,7 @@ def rating_rows_agree(rows):
 
 
 class RatingItems(SuiteItems):
-    def jobs(self, items, options, source):
+    def jobs(self, items, options, where):
         return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
                     Decoding(max_new_tokens=3), decoding_name="rating") for item in items]
 

@@ -18,7 +18,7 @@ from framebench.plugin import (
 
 
 class ParityItems(SuiteItems):
-    def jobs(self, items, options, source):
+    def jobs(self, items, options, where):
         return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
                     Decoding(max_new_tokens=2), decoding_name="parity") for item in items]
 
