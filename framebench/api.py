@@ -107,7 +107,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
 def embodied_dry_run(planner: str, episodes: str | Path, *, simulator: str = DEFAULT_SIMULATOR,
                      replan_cap: int = 25, max_new_tokens: int = 64,
                      simulator_options: Mapping[str, Any] | None = None, limit: int | None = None) -> DryRun:
-    """What ``run_embodied`` with these arguments would run (episodes, episode-variants, the
+    """What ``run_embodied`` with these arguments would run (episodes, episode framings, the
     bound on planner calls), checked as it checks them; nothing is run or written."""
     from framebench.paths import data_path
     from framebench.registry import build_engine
@@ -196,7 +196,7 @@ def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = No
     ``viewer_url`` (where ``framebench view`` serves the records) report.html links to it."""
     from framebench.errors import UserError
     from framebench.files import write_json_atomic, write_text_atomic
-    from framebench.scoring.figure_job import start_figures
+    from framebench.scoring.figure_work import start_figures
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown
 

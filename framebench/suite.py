@@ -77,8 +77,8 @@ class SuiteItems:
     its registered domains); read them with ``task_names()``. ``records``: its part of the records
     contract, its formats and their answer sets among it (``framebench.records.SuiteRecords``).
     ``item_fields`` / ``item_extras``: the ``items.jsonl`` fields its items must / may carry;
-    ``item_columns``: an item field -> the records column it fills, where the names differ
-    (FramingQA: variant -> phrasing), so the column's vocabulary checks the field.
+    ``former_fields``: an item field's earlier name -> its name now (FramingQA: variant ->
+    phrasing), so an ``items.jsonl`` written before the rename still reads.
     ``task_help``: a task -> one line on it (``framebench list tasks``; default: the suite's title).
     A suite without text jobs (embodied) keeps the defaults of the methods.
     """
@@ -87,7 +87,7 @@ class SuiteItems:
     records: SuiteRecords = field(default_factory=SuiteRecords)
     item_fields: Mapping[str, type] = field(default_factory=dict)
     item_extras: Mapping[str, type] = field(default_factory=dict)
-    item_columns: Mapping[str, str] = field(default_factory=dict)
+    former_fields: Mapping[str, str] = field(default_factory=dict)
     task_help: Mapping[str, str] = field(default_factory=dict)
 
     def task_names(self) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ def framingqa(
                                        help="A Stack Exchange Posts.xml to use instead of the FiQA titles "
                                        "(its posts have no reviewed sheets: with --unreviewed only)."),
     check: bool = typer.Option(False, "--check", help="Exit 1 when the build has a scriptable defect "
-                               "(listed in build_report.md): variant distractors, leaks, answer cues, "
+                               "(listed in build_report.md): distractors overlapping the gold, leaks, answer cues, "
                                "premises a reviewer would reject."),
     unreviewed: bool = typer.Option(False, "--unreviewed",
                                     help="Audit build: each task's automatic selection of source rows and "
