@@ -18,6 +18,7 @@ from typing import Any
 
 from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
+from framebench.text_eval.framingqa.blind import BlindReading, reading_from_json
 from framebench.vocabulary import MC_ANSWERS
 
 
@@ -43,6 +44,7 @@ class AnswerSheet:
     evidence: list[Evidence]
     provenance: dict[str, str] = field(default_factory=dict)  # drafted_by, reviewed_by, date, ...
     notes: list[str] = field(default_factory=list)
+    blind_readings: list[BlindReading] = field(default_factory=list)  # one per premise (framingqa.blind)
 
     @property
     def options(self) -> list[str]:
@@ -57,10 +59,13 @@ class AnswerSheet:
     def from_json(cls, data: dict[str, Any], where: str) -> AnswerSheet:
         from framebench.schema import check_fields
 
-        check_fields(data, SHEET_FIELDS, f"{where}: answer sheet", optional=("provenance", "notes"))
+        check_fields(data, SHEET_FIELDS, f"{where}: answer sheet", optional=("provenance", "notes", "blind_readings"))
         for i, e in enumerate(data["evidence"]):
             check_fields(e, EVIDENCE_FIELDS, f"{where}: answer sheet: evidence[{i}]")
-        sheet = cls(**{**data, "evidence": numbered(data["evidence"])})
+        options = [data["gold"], *data["distractors"]]
+        readings = [reading_from_json(r, options, f"{where}: answer sheet: blind_readings[{i}]")
+                    for i, r in enumerate(data.get("blind_readings", []))]
+        sheet = cls(**{**data, "evidence": numbered(data["evidence"]), "blind_readings": readings})
         check_sheet(sheet, where)
         return sheet
 
@@ -68,6 +73,7 @@ class AnswerSheet:
 SHEET_FIELDS: dict[str, Any] = {
     "context_id": str, "task": str, "gold": str, "distractors": list[str], "premises": dict[str, str],
     "gold_rephrasings": list[str], "evidence": list[dict], "provenance": dict[str, str], "notes": list[str],
+    "blind_readings": list[dict],
 }
 EVIDENCE_FIELDS: dict[str, Any] = {"distractor": str, "premise": str}
 

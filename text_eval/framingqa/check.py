@@ -9,8 +9,12 @@ Answer cues (per task): the gold at one letter, an option at one letter, or the 
 option, more often than chance allows (binomial and chi-square tests, p < ``ALPHA``).
 Premises (per sheet): a premise outside 12-40 words, cut with an ellipsis, repeated within its
 context, naming its own option, quoting a sentence with a label attached, or sharing fewer than two
-content words with its context. Rendered items: a capitalised article or pronoun after "Given" or
-"based on", doubled words, stray punctuation.
+content words with its context (one in a context under ``SHORT_CONTEXT_WORDS``), an evidence premise that repeats another premise of its context, a
+premise that another context also uses, first person mixed with "the asker" in one context, and a
+premise whose blind reading (``framingqa.blind``) is missing or names another option without an
+override. Per task: the gold premise the longest of a context's four more often than 1 in 4 (chance).
+Texts: a URL or Python dict text. Rendered items: a capitalised article or pronoun after "Given" or
+"based on", "Given/based on" followed by a question word, doubled words, stray punctuation.
 
 ``find_defects`` returns every defect; ``build framingqa --check`` fails on any.
 """
@@ -23,17 +27,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from framebench.text_eval.framingqa.answer_sheets import AnswerSheet
+from framebench.text_eval.framingqa.blind import disagreements
 from framebench.text_eval.framingqa.contexts import Context
 from framebench.text_eval.framingqa.domains import domain
 
 ALPHA = 0.01
 PREMISE_WORDS = (12, 40)
 MIN_SHARED_CONTENT_WORDS = 2
+# A one-line context (a finance title of ~12 words, a hearsay sentence) has a handful of content words:
+# asking two of them back makes a premise restate the context, which reads as the gold (issue 49).
+# There one shared word anchors the premise to the detail it reads.
+SHORT_CONTEXT_WORDS = 40
 DOUBLED_OK = {"that", "had", "is"}  # "that that", "had had", "is is" can be English
 _ENTITY = re.compile(r"&(?:[a-z]+|#\d+|#x[0-9a-f]+);", re.I)
 _DOUBLED = re.compile(r"\b([a-z]+)\s+\1\b", re.I)
 _QUOTED_LABEL = re.compile(r'"[^"]{12,}"\s*,?\s*which\b', re.I)
 _CAPITAL_AFTER = re.compile(r"\b(?:Given|based on)\s+(?:The|A|An|My|His|Her|Their|This|That|Its|Our|Your)\b")
+# "Given whether I can ..., is this ...?" and "based on how do I ...": a question where a noun phrase must
+# stand. "what" alone can start a noun phrase ("based on what my report shows"), so only "what" + a verb.
+_WH_AFTER = re.compile(r"\b(?:Given|based on)\s+(?:whether|how|why|when|where|which|who|if|"
+                       r"what\s+(?:is|are|was|were|do|does|did|should|can|could|would|will|happens)\b)\b", re.I)
+_URL = re.compile(r"https?://|\bwww\.", re.I)
+_DICT_TEXT = re.compile(r"\{\s*'[^']+'\s*:")
+_THIRD_PERSON_USER = re.compile(r"\bthe (?:asker|poster|questioner|user)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:I|my|me|mine|myself)\b")
+GOLD_LONGEST_CHANCE = 0.25  # the gold premise strictly the longest of four by chance at most 1 in 4
 _STRAY = re.compile(r"\s[,.?]|,,|\.\.|\?\.|\.\?|,\?")
 _STOP = frozenset(
     "a an the of to in on for and or but with by at from as is are was were be been being this that these those "
@@ -68,6 +86,9 @@ def find_defects(contexts: list[Context], sheets: list[AnswerSheet], items: list
         defects += text_defects(ctx)
         defects += premise_defects(ctx, sheet)
     defects += duplicate_defects(contexts)
+    defects += shared_premise_defects(contexts, sheet_of)
+    for task in dict.fromkeys(c.task for c in contexts):
+        defects += gold_longest_defects(task, [sheet_of[c.context_id] for c in contexts if c.task == task])
     layouts = {it["context_id"]: (it["options"], it["gold"]) for it in items
                if it["format"] == "mc" and it["slot"] == "neutral" and not it.get("rotation")}
     for task in dict.fromkeys(c.task for c in contexts):
@@ -88,6 +109,36 @@ def duplicate_defects(contexts: list[Context]) -> list[Defect]:
         else:
             first[key] = ctx.context_id
     return out
+
+
+def shared_premise_defects(contexts: list[Context], sheet_of: dict[str, AnswerSheet]) -> list[Defect]:
+    """A premise that two contexts use (a copy from one context into another)."""
+    first: dict[str, str] = {}
+    out: list[Defect] = []
+    for ctx in contexts:
+        for slot, _, premise in premises_of(sheet_of[ctx.context_id]):
+            key = " ".join(words(premise))
+            owner = first.setdefault(key, ctx.context_id)
+            if owner != ctx.context_id:
+                out.append(Defect(ctx.task, ctx.context_id, "premise in two contexts", f"{slot}: also in {owner}"))
+    return out
+
+
+def gold_longest_defects(task: str, sheets: list[AnswerSheet]) -> list[Defect]:
+    """A cue between directions: the gold premise strictly the longest of a context's four premises
+    in more than the chance share of contexts."""
+    if not sheets:
+        return []
+    longest = sum(1 for s in sheets if gold_premise_longest(s))
+    if longest / len(sheets) <= GOLD_LONGEST_CHANCE:
+        return []
+    return [Defect(task, "", "gold premise the longest",
+                   f"{longest} of {len(sheets)} contexts (at most 1 in 4, the chance rate)")]
+
+
+def gold_premise_longest(sheet: AnswerSheet) -> bool:
+    lengths = {o: len(p.split()) for o, p in sheet.premises.items()}
+    return all(lengths[sheet.gold] > n for o, n in lengths.items() if o != sheet.gold)
 
 
 def option_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
@@ -125,6 +176,10 @@ def option_words(option: str) -> set[str]:
 def text_defects(ctx: Context) -> list[Defect]:
     out = [Defect(ctx.task, ctx.context_id, "html entity", m) for m in sorted(set(_ENTITY.findall(ctx.text)))]
     out += [Defect(ctx.task, ctx.context_id, "doubled word", f"{w} {w}") for w in _doubled(ctx.text)]
+    if _URL.search(ctx.text):
+        out.append(Defect(ctx.task, ctx.context_id, "url in text", _URL.search(ctx.text).group(0)))
+    if _DICT_TEXT.search(ctx.text):
+        out.append(Defect(ctx.task, ctx.context_id, "dict text in text", _DICT_TEXT.search(ctx.text).group(0)))
     return out
 
 
@@ -144,6 +199,7 @@ def premises_of(sheet: AnswerSheet) -> list[tuple[str, str, str]]:
 def premise_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
     out: list[Defect] = []
     context_words = content_stems(ctx.text)
+    min_shared = MIN_SHARED_CONTENT_WORDS if len(ctx.text.split()) >= SHORT_CONTEXT_WORDS else 1
     labels = domain(ctx.task).labels or tuple(sheet.options)
     low, high = PREMISE_WORDS
     for slot, option, premise in premises_of(sheet):
@@ -165,23 +221,39 @@ def premise_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
         if _doubled(premise):
             add("doubled word", ", ".join(_doubled(premise)))
         shared = content_stems(premise) & context_words
-        if len(shared) < MIN_SHARED_CONTENT_WORDS:
+        if len(shared) < min_shared:
             add("premise ungrounded", f"shares {len(shared)} content words with the context")
     out += _repeats(ctx, sheet)
+    out += voice_defects(ctx, sheet)
+    out += blind_defects(ctx, sheet)
+    return out
+
+
+def voice_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
+    """One context keeps one voice: never the poster's "I" beside "the asker"."""
+    texts = [p for *_, p in premises_of(sheet)]
+    if any(_THIRD_PERSON_USER.search(t) for t in texts) and any(_FIRST_PERSON.search(t) for t in texts):
+        return [Defect(ctx.task, ctx.context_id, "mixed voice", "premises say both 'I/my' and 'the asker'")]
+    return []
+
+
+def blind_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
+    missing, wrong = disagreements(premises_of(sheet), sheet.blind_readings)
+    out = [Defect(ctx.task, ctx.context_id, "no blind reading", slot) for slot in missing]
+    out += [Defect(ctx.task, ctx.context_id, "blind reading disagrees", slot) for slot in wrong]
     return out
 
 
 def _repeats(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
-    """Premises must be distinct; an evidence premise may repeat its own distractor's premise
-    (Table 7 lists <B>, <C>, <D> at the propositional level)."""
-    texts: Counter[str] = Counter()
-    for *_, premise in premises_of(sheet):
-        texts[premise.strip().lower()] += 1
-    for e in sheet.evidence:
-        if e.premise.strip().lower() == sheet.premises[e.distractor].strip().lower():
-            texts[e.premise.strip().lower()] -= 1
-    return [Defect(ctx.task, ctx.context_id, "premise repeated", f"{n} times: {text[:60]!r}")
-            for text, n in texts.items() if n > 1]
+    """Premises must be distinct: an evidence set foregrounds details of its own, so it never repeats a
+    distractor premise (or any other premise of the context)."""
+    texts: Counter[str] = Counter(premise.strip().lower() for *_, premise in premises_of(sheet))
+    out = [Defect(ctx.task, ctx.context_id, "premise repeated", f"{n} times: {text[:60]!r}")
+           for text, n in texts.items() if n > 1]
+    others = {p.strip().lower() for p in [*sheet.premises.values(), *sheet.gold_rephrasings]}
+    out += [Defect(ctx.task, ctx.context_id, "evidence copies a premise", f"evidence {e.evidence_id}")
+            for e in sheet.evidence if e.premise.strip().lower() in others]
+    return out
 
 
 def cue_defects(task: str, layouts: list[tuple[list[str], str]]) -> list[Defect]:
@@ -225,6 +297,8 @@ def rendered_defects(items: list[dict[str, Any]]) -> list[Defect]:
         problems = []
         if _CAPITAL_AFTER.search(question):
             problems.append("a capitalised article or pronoun after 'Given' or 'based on'")
+        if _WH_AFTER.search(question):
+            problems.append(f"'{_WH_AFTER.search(question).group(0)}': a question word after 'Given' or 'based on'")
         if _doubled(question):
             problems.append("doubled word " + ", ".join(_doubled(question)))
         if _STRAY.search(question):

@@ -11,7 +11,10 @@ benchmark, their labels, options and text corrections, and their answer sheets.
   ``{field, old, new, reason}`` with ``field`` one of ``text`` (every occurrence of ``old`` is
   replaced), ``option`` (a source option replaced) or ``gold`` (the source label corrected).
 - ``review``: why the gold is right under every variant; ``premises``, ``gold_rephrasings``,
-  ``evidence`` and ``provenance``: the answer sheet.
+  ``evidence`` and ``provenance``: the answer sheet; ``evidence_note``: which details of the context
+  the evidence premises foreground (why E is what it is); ``blind_readings``: for every premise, the
+  option an independent reader named without seeing its label (``framingqa.blind``); ``notes``: the
+  author's remarks on the premises (a distractor premise that voices the user's misreading, say).
 
 ``reviewed/<task>.rejected.jsonl`` lists the source rows that were read and rejected, with reasons.
 The texts themselves are never stored here: they come from the sources at build time.
@@ -30,6 +33,7 @@ from framebench.errors import UserError
 from framebench.jsonl import read_jsonl
 from framebench.schema import check_fields
 from framebench.text_eval.framingqa.answer_sheets import AnswerSheet, check_sheet, numbered
+from framebench.text_eval.framingqa.blind import reading_from_json
 from framebench.text_eval.framingqa.contexts import Context
 from framebench.text_eval.framingqa.domains import domain
 
@@ -59,13 +63,18 @@ class Decision:
     evidence: list[dict[str, str]]
     edits: list[Edit] = field(default_factory=list)
     provenance: dict[str, str] = field(default_factory=dict)
+    blind_readings: list[dict[str, str]] = field(default_factory=list)
+    evidence_note: str = ""
+    notes: str = ""
 
 
 DECISION_FIELDS: dict[str, Any] = {
     "context_id": str, "source": str, "source_sha": str, "gold": str, "distractors": list[str], "review": str,
     "premises": dict[str, str], "gold_rephrasings": list[str], "evidence": list[dict], "edits": list[dict],
-    "provenance": dict[str, str],
+    "provenance": dict[str, str], "blind_readings": list[dict], "evidence_note": str,
+    "notes": str,
 }
+OPTIONAL_FIELDS = ("edits", "provenance", "blind_readings", "evidence_note", "notes")
 EDIT_KEYS: dict[str, Any] = {"field": str, "old": str, "new": str, "reason": str}
 
 
@@ -88,7 +97,7 @@ def read_decisions(path: Path) -> list[tuple[int, Decision]]:
     seen: dict[str, int] = {}
     for n, data in read_jsonl(path, "reviewed context"):
         where = f"{path}: line {n}"
-        check_fields(data, DECISION_FIELDS, f"{where}: reviewed context", optional=("edits", "provenance"))
+        check_fields(data, DECISION_FIELDS, f"{where}: reviewed context", optional=OPTIONAL_FIELDS)
         edits = []
         for i, e in enumerate(data.get("edits", [])):
             check_fields(e, EDIT_KEYS, f"{where}: edits[{i}]")
@@ -123,10 +132,12 @@ def apply_decisions(task: str, candidates: list[Context], path: Path | None = No
             raise UserError(f"{where}: the source row changed since it was reviewed (fingerprint "
                             f"{fingerprint(source)}, reviewed {decision.source_sha}); review it again")
         ctx = reviewed_context(source, decision, where)
+        readings = [reading_from_json(r, [decision.gold, *decision.distractors], f"{where}: blind_readings[{i}]")
+                    for i, r in enumerate(decision.blind_readings)]
         sheet = AnswerSheet(context_id=ctx.context_id, task=task, gold=decision.gold,
                             distractors=list(decision.distractors), premises=dict(decision.premises),
                             gold_rephrasings=list(decision.gold_rephrasings), evidence=numbered(decision.evidence),
-                            provenance=dict(decision.provenance))
+                            provenance=dict(decision.provenance), blind_readings=readings)
         check_sheet(sheet, where)
         contexts.append(ctx)
         sheets.append(sheet)

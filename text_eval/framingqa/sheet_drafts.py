@@ -14,10 +14,17 @@ premise per distractor (other facts than that distractor's premise). A person se
 ``accept``, ``reject`` or ``edit`` (with ``edited``: the text to use). Drafting again fills the slots
 that have no draft or whose drafts were all rejected (a new attempt, told what was rejected).
 
+``blind`` reads every reviewed premise blind (``framingqa.blind``): a reader that did not write it
+sees the context, the options shuffled and the premise, and names an option or "none"; the answer is
+stored beside the premise as ``"blind": {"premise", "read_as", "reader"}``. The reader is an engine
+(``--reader SPEC``) or a person (``--packet FILE`` writes the label-free lines, ``--answers FILE``
+stores them back).
+
 ``accept`` turns the reviewed file into a prepared source folder (``contexts.jsonl`` and
 ``answer_sheets.jsonl``) for ``framebench build framingqa --source DIR``: a context whose premise
-slots are not all accepted or edited is left out and reported. A review file drafted from other
-contexts is refused.
+slots are not all accepted or edited, or one of whose premises has no blind reading or is read as
+another option without an ``"override"`` (the reviewer's reason), is left out and reported. A review
+file drafted from other contexts is refused.
 """
 
 from __future__ import annotations
@@ -40,7 +47,15 @@ from framebench.text_eval.framingqa.answer_sheets import (
     numbered,
     write_sheets,
 )
-from framebench.text_eval.framingqa.check import PREMISE_WORDS, content_stems, words
+from framebench.text_eval.framingqa.blind import (
+    NONE,
+    BlindReading,
+    disagreements,
+    parse_reading,
+    reading_prompt,
+    shuffled,
+)
+from framebench.text_eval.framingqa.check import PREMISE_WORDS, content_stems, premises_of, words
 from framebench.text_eval.framingqa.contexts import Context
 from framebench.text_eval.framingqa.domains import domains
 
@@ -84,6 +99,8 @@ class Draft:
     decision: str | None = None
     edited: str | None = None
     number: int = 1  # rephrasing 1 or 2; 1 otherwise
+    blind: dict[str, str] | None = None  # {"premise", "read_as", "reader"}: ``sheets blind``
+    override: str | None = None  # the reviewer's reason to keep a premise read blind as another option
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -93,6 +110,21 @@ class Draft:
     def text(self) -> str:
         """The premise this draft contributes once reviewed."""
         return (self.edited or "").strip() if self.decision == "edit" else self.draft
+
+    @property
+    def reviewed(self) -> bool:
+        return self.decision in ("accept", "edit")
+
+    @property
+    def reading(self) -> BlindReading | None:
+        """The blind reading of the text as it stands (a reading of an earlier text does not count)."""
+        if not self.blind or self.blind.get("premise") != self.text:
+            return None
+        return BlindReading(self.text, self.blind["read_as"], self.blind["reader"], self.override or "")
+
+    def pointing_to(self, gold: str) -> str:
+        """The option this premise is written to argue for."""
+        return gold if self.slot == "rephrasing" else self.option
 
 
 CONTEXT_FIELDS: dict[str, Any] = {"context_id": str, "task": str, "text": str, "gold": str, "distractors": list[str]}
@@ -130,7 +162,7 @@ def read_review(path: Path) -> list[Draft]:
     for n, data in iter_jsonl(path, "draft"):
         where = f"{path}: line {n}"
         check_fields(data, DRAFT_FIELDS, f"{where}: draft", allow_extra=True)
-        extra = sorted(set(data) - set(DRAFT_FIELDS) - {"decision", "edited"})
+        extra = sorted(set(data) - set(DRAFT_FIELDS) - {"decision", "edited", "blind", "override"})
         if extra:
             raise UserError(f"{where}: draft: unknown field '{extra[0]}'")
         decision, edited = data.get("decision"), data.get("edited")
@@ -140,7 +172,13 @@ def read_review(path: Path) -> list[Draft]:
             raise UserError(f"{where}: field 'edited' must hold the premise to use when 'decision' is \"edit\"")
         if edited is not None and not isinstance(edited, str):
             raise UserError(f"{where}: field 'edited' must be a string or null")
-        drafts.append(Draft(**{k: data[k] for k in DRAFT_FIELDS}, decision=decision, edited=edited))
+        blind, override = data.get("blind"), data.get("override")
+        if blind is not None:
+            check_fields(blind, {"premise": str, "read_as": str, "reader": str}, f"{where}: field 'blind'")
+        if override is not None and not isinstance(override, str):
+            raise UserError(f"{where}: field 'override' must be a string (the reason) or null")
+        drafts.append(Draft(**{k: data[k] for k in DRAFT_FIELDS}, decision=decision, edited=edited,
+                            blind=blind, override=override))
     return drafts
 
 
@@ -270,14 +308,7 @@ def accept(review: Path, contexts_file: Path, out: Path, reviewer: str) -> tuple
     """Write OUT/contexts.jsonl and OUT/answer_sheets.jsonl from the reviewed drafts; returns the
     number of contexts written and one line per context left out."""
     from framebench.files import write_text_atomic
-    contexts, sha = read_contexts(contexts_file)
-    if not review.is_file():
-        raise UserError(f"{review}: no such review file")
-    drafts = read_review(review)
-    foreign = next((d for d in drafts if d.contexts_sha != sha), None)
-    if foreign is not None:
-        raise UserError(f"{review}: drafted from other contexts (contexts_sha {foreign.contexts_sha}, "
-                        f"{contexts_file} has {sha})")
+    contexts, drafts = _reviewed_drafts(review, contexts_file)
     today = datetime.date.today().isoformat()
     kept: list[tuple[DraftContext, AnswerSheet]] = []
     left_out: list[str] = []
@@ -285,12 +316,13 @@ def accept(review: Path, contexts_file: Path, out: Path, reviewer: str) -> tuple
         sheet, missing = _sheet(ctx, drafts, {"drafted_by": _models(drafts, ctx), "reviewed_by": reviewer,
                                                "date": today, "review_file": review.name})
         if sheet is None:
-            left_out.append(f"{ctx.context_id}: no accepted premise for {', '.join(missing)}")
+            left_out.append(f"{ctx.context_id}: {'; '.join(missing)}")
         else:
             check_sheet(sheet, str(review))
             kept.append((ctx, sheet))
     if not kept:
-        raise UserError(f"{review}: no context has every premise accepted or edited; review the drafts first")
+        more = f" (and {len(left_out) - 1} more contexts)" if len(left_out) > 1 else ""
+        raise UserError(f"{review}: no context can be accepted: {left_out[0]}{more}")
     out.mkdir(parents=True, exist_ok=True)
     rows = [Context(c.context_id, c.task, c.text, c.gold, _options(c), {"source": str(contexts_file)}).to_json()
             for c, _ in kept]
@@ -316,14 +348,108 @@ def _sheet(ctx: DraftContext, drafts: list[Draft], provenance: dict[str, str]) -
 
     premises = {o: reviewed("premise", o) for o in ctx.options}
     rephrasings = [reviewed("rephrasing", ctx.gold, 1), reviewed("rephrasing", ctx.gold, 2)]
-    missing = [f"the premise toward {o!r}" for o, p in premises.items() if p is None]
-    missing += [f"rephrasing {i}" for i, p in enumerate(rephrasings, 1) if p is None]
+    missing = [f"no accepted premise toward {o!r}" for o, p in premises.items() if p is None]
+    missing += [f"no accepted rephrasing {i}" for i, p in enumerate(rephrasings, 1) if p is None]
     if missing:
         return None, missing
-    evidence = [{"distractor": d, "premise": premises[d]} for d in ctx.distractors]
-    evidence += [{"distractor": d, "premise": text} for d in ctx.distractors
-                 if (text := reviewed("evidence", d)) is not None]
+    evidence = [{"distractor": d, "premise": text} for d in ctx.distractors
+                if (text := reviewed("evidence", d)) is not None]
+    missing = [f"the evidence premise toward {d!r}" for d in ctx.distractors if reviewed("evidence", d) is None]
+    if missing:
+        return None, missing
+    used = [d for d in drafts if d.context_id == ctx.context_id and d.reviewed]
+    readings = [r for d in used if (r := d.reading) is not None]
     sheet = AnswerSheet(ctx.context_id, ctx.task, ctx.gold, list(ctx.distractors),
                         {o: str(p) for o, p in premises.items()}, [str(p) for p in rephrasings],
-                        numbered(evidence), provenance)
+                        numbered(evidence), provenance, blind_readings=readings)
+    unread, wrong = disagreements(premises_of(sheet), readings)
+    if unread or wrong:
+        return None, [f"no blind reading of {slot} (run framebench sheets blind)" for slot in unread] + [
+            f"{slot}: set \"override\" with a reason to keep it" for slot in wrong]
     return sheet, []
+
+
+# ---------------------------------------------------------------- the blind reading
+
+
+def _reviewed_drafts(review: Path, contexts_file: Path) -> tuple[list[DraftContext], list[Draft]]:
+    contexts, sha = read_contexts(contexts_file)
+    if not review.is_file():
+        raise UserError(f"{review}: no such review file")
+    drafts = read_review(review)
+    foreign = next((d for d in drafts if d.contexts_sha != sha), None)
+    if foreign is not None:
+        raise UserError(f"{review}: drafted from other contexts (contexts_sha {foreign.contexts_sha}, "
+                        f"{contexts_file} has {sha})")
+    return contexts, drafts
+
+
+def _unread(contexts: list[DraftContext], drafts: list[Draft]) -> list[tuple[DraftContext, Draft]]:
+    """The reviewed premises that have no blind reading of their current text."""
+    by_id = {c.context_id: c for c in contexts}
+    return [(by_id[d.context_id], d) for d in drafts
+            if d.reviewed and d.context_id in by_id and d.reading is None]
+
+
+def reading_id(context_id: str, premise: str) -> str:
+    return hashlib.sha256(f"{context_id}\x1f{premise}".encode()).hexdigest()[:12]
+
+
+def blind_read(review: Path, contexts_file: Path, reader: Any, batch_size: int = 16,
+               on_progress: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Let an engine read every reviewed premise blind (context, shuffled options, premise; never its
+    label) and store its answer beside the premise; resumable."""
+    from framebench.backends.base import Decoding
+
+    contexts, drafts = _reviewed_drafts(review, contexts_file)
+    todo = _unread(contexts, drafts)
+    decoding = Decoding(max_new_tokens=4, temperature=0.0)
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start:start + batch_size]
+        chats = [[{"role": "user", "content": reading_prompt(c.text, c.options, d.text)}] for c, d in batch]
+        for (ctx, d), reply in zip(batch, reader.generate(chats, decoding), strict=True):
+            d.blind = {"premise": d.text, "read_as": parse_reading(reply, ctx.options, d.text), "reader": reader.spec}
+        write_review(drafts, review)
+        if on_progress:
+            on_progress(len(batch))
+    return _tally(contexts, drafts, len(todo))
+
+
+def write_packet(review: Path, contexts_file: Path, packet: Path) -> int:
+    """A label-free file for a person who reads blind: one line per unread premise with the context,
+    the shuffled options and the premise; the answers come back with ``read_answers``."""
+    from framebench.files import write_text_atomic
+
+    contexts, drafts = _reviewed_drafts(review, contexts_file)
+    rows = [{"id": reading_id(c.context_id, d.text), "context": c.text, "options": shuffled(c.options, d.text),
+             "premise": d.text, "read_as": None} for c, d in _unread(contexts, drafts)]
+    write_text_atomic("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), packet)
+    return len(rows)
+
+
+def read_answers(review: Path, contexts_file: Path, answers: Path, reader: str) -> dict[str, int]:
+    """A person's blind readings (a packet with ``read_as`` filled in) stored beside the premises."""
+    contexts, drafts = _reviewed_drafts(review, contexts_file)
+    todo = {reading_id(c.context_id, d.text): (c, d) for c, d in _unread(contexts, drafts)}
+    stored = 0
+    for n, data in read_jsonl(answers, "blind reading"):
+        where = f"{answers}: line {n}"
+        check_fields(data, {"id": str, "read_as": str}, where, allow_extra=True)
+        if data["id"] not in todo:
+            continue  # read already, or a premise edited since the packet was written
+        ctx, d = todo[data["id"]]
+        if data["read_as"] not in (*ctx.options, NONE):
+            raise UserError(f"{where}: field 'read_as' is {data['read_as']!r} (one of its options, or {NONE!r})")
+        d.blind = {"premise": d.text, "read_as": data["read_as"], "reader": reader}
+        stored += 1
+    write_review(drafts, review)
+    return _tally(contexts, drafts, stored)
+
+
+def _tally(contexts: list[DraftContext], drafts: list[Draft], read: int) -> dict[str, int]:
+    gold = {c.context_id: c.gold for c in contexts}
+    readings = [(d, d.reading) for d in drafts if d.reviewed and d.context_id in gold]
+    return {"read": read,
+            "agree": sum(1 for d, r in readings if r and r.read_as == d.pointing_to(gold[d.context_id])),
+            "disagree": sum(1 for d, r in readings if r and not r.agrees(d.pointing_to(gold[d.context_id]))),
+            "unread": sum(1 for _, r in readings if r is None)}

@@ -36,6 +36,55 @@ def draft(
                "\"edited\"), then run `framebench sheets accept`")
 
 
+@app.command("blind")
+def blind(
+    review: Path = typer.Argument(..., help="Review file written by 'framebench sheets draft'."),
+    contexts: Path = typer.Option(..., "--contexts", help="The contexts file the review was drafted from."),
+    reader: str = typer.Option("", "--reader", help="An engine that reads every reviewed premise blind: "
+                               "hf:PATH, vllm:PATH, openai:NAME, smollm2, ..."),
+    packet: Path = typer.Option(None, "--packet", help="Instead of an engine: write the unread premises, "
+                                "without their labels, for a person to fill in 'read_as'."),
+    answers: Path = typer.Option(None, "--answers", help="A filled-in packet: store a person's readings."),
+    person: str = typer.Option("", "--person", help="With --answers: who read the packet."),
+) -> None:
+    """Read every reviewed premise blind: a reader sees the context, the options shuffled and the
+    premise, never its label, and names the option it argues for or "none"; the answer is stored
+    beside the premise, and 'accept' refuses a premise read as another option unless the review
+    gives an "override" reason."""
+    from framebench.errors import UserError
+    from framebench.text_eval.framingqa import sheet_drafts
+
+    if sum(bool(x) for x in (reader, packet, answers)) != 1:
+        raise UserError("sheets blind: give exactly one of --reader SPEC, --packet FILE or --answers FILE")
+    if packet:
+        n = sheet_drafts.write_packet(review, contexts, packet)
+        typer.echo(f"{packet}: {n} premises to read blind; fill in each \"read_as\" (an option or \"none\"), "
+                   f"then: framebench sheets blind {review} --contexts {contexts} --answers {packet} --person NAME")
+        return
+    if answers:
+        if not person.strip():
+            raise UserError("sheets blind: --answers needs --person NAME (who read the premises)")
+        counts = sheet_drafts.read_answers(review, contexts, answers, person)
+    else:
+        counts = _read_with_engine(review, contexts, reader)
+    typer.echo(f"{review}: {counts['read']} read blind; {counts['agree']} read as their own option, "
+               f"{counts['disagree']} as another (accept refuses those without an \"override\"), "
+               f"{counts['unread']} unread")
+
+
+def _read_with_engine(review: Path, contexts: Path, reader: str) -> dict[str, int]:
+    from rich.progress import Progress
+
+    from framebench.backends import load_backend
+    from framebench.text_eval.framingqa.sheet_drafts import blind_read, read_contexts
+
+    read_contexts(contexts)  # a bad contexts file fails before any model loads
+    backend = load_backend(reader)
+    with Progress(transient=True) as progress:
+        task = progress.add_task("reading premises blind", total=None)
+        return blind_read(review, contexts, backend, on_progress=lambda n: progress.advance(task, n))
+
+
 @app.command("accept")
 def accept(
     review: Path = typer.Argument(..., help="Review file written by 'framebench sheets draft'."),

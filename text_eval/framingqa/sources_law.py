@@ -224,12 +224,15 @@ def load_hearsay(table: Table, hf_sample: Table | None = None,
 
 # ---------------------------------------------------------------- the two law domains
 
+# LegalBench's slices split hearsay by the form of the assertion: "standard" is spoken, "non-verbal"
+# is written or gestured. The question says so, or a written assertion offered for its truth would
+# be "standard hearsay" too and the five options would not be exclusive as asked.
 _HEARSAY_PHRASES = {
-    "Standard hearsay": "standard hearsay",
+    "Standard hearsay": "standard (oral) hearsay",
     "Non-assertive conduct": "non-assertive conduct",
     "Not introduced to prove truth": "a statement offered for something other than its truth",
     "Statement made in-court": "a statement made in court",
-    "Non-verbal hearsay": "non-verbal hearsay",
+    "Non-verbal hearsay": "non-verbal (written or gestured) hearsay",
 }
 
 
