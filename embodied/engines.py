@@ -118,7 +118,7 @@ def symbolic_dry_run(planner: str, episodes: Path, settings: SimulationSettings)
     per_call = ("scores the actions the simulator would accept" if choice
                 else f"generates at most {settings.max_new_tokens} tokens")
     return DryRun(episodes=len(parsed[:settings.limit]), episodes_in_file=len(parsed),
-                  framings=tuple(framing_slot(b, lv) for b, lv in FRAMINGS), calls_per_variant=per_variant,
+                  framings=tuple(framing_slot(b, lv) for b, lv in FRAMINGS), calls_per_framing=per_variant,
                   per_call=per_call if calls else "", ends=("Done[]", *capped, f"{MAX_SIM_STEPS:,} sim steps"))
 
 

@@ -319,11 +319,11 @@ class EpisodeRun:
         self.keyed = [episode_keys(episode, meta.fingerprint, meta.settings) for episode in self.episodes]
         return [key for ep_keys, _ in self.keyed for key in ep_keys.values()]
 
-    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: Any, workers: int) -> Any:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Any, workers: int) -> Any:
         """Plan the episodes' framings ``stored`` lacks as units."""
         from framebench.executors import Unit
         from framebench.executors.packing import pack, pack_size
-        from framebench.pipeline.driver import Plan
+        from framebench.pipeline.driver import UnitPlan
 
         (self.out / EPISODE_LOGS).mkdir(exist_ok=True)
         episodes, keys = self.episodes, [k for k, _ in self.keyed]
@@ -349,7 +349,7 @@ class EpisodeRun:
         size = self.episodes_per_unit or pack_size(len(atoms), workers,
                                                    EPISODE_SECONDS.get(meta.spec.partition(":")[0]))
         units = [unit(n, todo([atoms[i] for i in span])) for n, span in enumerate(pack(len(atoms), size))]
-        return Plan(units, f"{meta.spec} episode framings", len(episodes) * len(FRAMINGS), served=len(stored),
+        return UnitPlan(units, f"{meta.spec} episode framings", len(episodes) * len(FRAMINGS), served=len(stored),
                     unit="framings", fields={"planner decisions": 0}, remaining=remaining)
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:

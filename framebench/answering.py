@@ -4,7 +4,7 @@ A mode is an object registered under the ``framebench.answer_modes`` entry-point
 (:class:`AnswerMode`). It declares what it needs: the engine capability it answers through, whether
 its answers are probabilities over the allowed answers, whether it answers after the model's own
 reasoning, the settings its result depends on, and its wording for the report. Then it answers a
-batch of jobs with a loaded engine (``answer(jobs, engine, emit)``), emitting ``(job, Answer)``
+batch of jobs with a loaded backend (``answer(jobs, backend, emit)``), emitting ``(job, Answer)``
 pairs as parts of the batch finish.
 
 The text pipeline (``framebench.pipeline.answers``) does the rest, the same for every mode:
@@ -59,8 +59,8 @@ class AnswerMode(Protocol):
         share a key: a mode names itself here)."""
         ...
 
-    def answer(self, jobs: list[Job], engine: Any, emit: Emit) -> None:
-        """Answer every job with the loaded ``engine`` (a backend with ``capability``); emit
+    def answer(self, jobs: list[Job], backend: Any, emit: Emit) -> None:
+        """Answer every job with the loaded ``backend`` (one with the engine capability ``capability``); emit
         ``(job, Answer)`` pairs as they finish (each emitted batch is stored at once)."""
         ...
 
@@ -105,8 +105,8 @@ class GenerateAnswers:
     def key_settings(self, job: Job) -> dict[str, Any]:
         return job.decoding.as_dict()
 
-    def answer(self, jobs: list[Job], engine: Any, emit: Emit) -> None:
-        """One engine call per decoding; each batch the engine reports (``on_batch``) emitted as
+    def answer(self, jobs: list[Job], backend: Any, emit: Emit) -> None:
+        """One backend call per decoding; each batch the backend reports (``on_batch``) emitted as
         it returns, the rest when the call returns."""
         for call in by_decoding(jobs):
             done: set[int] = set()
@@ -116,9 +116,9 @@ class GenerateAnswers:
                 done.update(i for i, _ in fresh)
                 emit([(call[i], Answer(t)) for i, t in fresh])
 
-            outputs = engine.generate([j.chat for j in call], call[0].decoding, on_batch=on_batch)
+            outputs = backend.generate([j.chat for j in call], call[0].decoding, on_batch=on_batch)
             if len(outputs) != len(call):
-                raise RuntimeError(f"{engine.spec}: returned {len(outputs)} outputs for {len(call)} prompts")
+                raise RuntimeError(f"{backend.spec}: returned {len(outputs)} outputs for {len(call)} prompts")
             missing = [i for i in range(len(call)) if i not in done]
             if missing:
                 on_batch(missing, [outputs[i] for i in missing])

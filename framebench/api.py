@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from framebench.run_folder import Runs
     from framebench.simulation import DryRun
 
-__all__ = ["Scored", "compare", "embodied_dry_run", "plan", "run", "run_embodied", "run_text", "score", "text_request",
+__all__ = ["Scored", "compare", "embodied_dry_run", "power_plan", "run", "run_embodied", "run_text", "score", "text_request",
            "write_report"]
 
 
@@ -107,7 +107,7 @@ def run_embodied(planner: str, episodes: str | Path, out: str | Path, *,
 def embodied_dry_run(planner: str, episodes: str | Path, *, simulator: str = DEFAULT_SIMULATOR,
                      replan_cap: int = 25, max_new_tokens: int = 64,
                      simulator_options: Mapping[str, Any] | None = None, limit: int | None = None) -> DryRun:
-    """What ``run_embodied`` with these arguments would run (episodes, episode-variants, the
+    """What ``run_embodied`` with these arguments would run (episodes, episode framings, the
     bound on planner calls), checked as it checks them; nothing is run or written."""
     from framebench.paths import data_path
     from framebench.registry import build_engine
@@ -174,7 +174,7 @@ def compare(run_dirs: Iterable[str | Path], *, allow_mixed: bool = False) -> dic
     return jsonable(out)
 
 
-def plan(run_dirs: Iterable[str | Path], contexts: int, *, allow_mixed: bool = False) -> list[dict[str, Any]]:
+def power_plan(run_dirs: Iterable[str | Path], contexts: int, *, allow_mixed: bool = False) -> list[dict[str, Any]]:
     """From pilot runs: the framing effect and between-model differences detectable at 80 %
     power, alpha 0.05, with ``contexts`` contexts per task (docs/statistics.md "Power")."""
     from framebench.bounds import CONTEXTS
@@ -196,7 +196,7 @@ def write_report(scored: Scored, out: str | Path, *, viewer_url: str | None = No
     ``viewer_url`` (where ``framebench view`` serves the records) report.html links to it."""
     from framebench.errors import UserError
     from framebench.files import write_json_atomic, write_text_atomic
-    from framebench.scoring.figure_job import start_figures
+    from framebench.scoring.figure_work import start_figures
     from framebench.scoring.html import render_html
     from framebench.scoring.markdown import render_markdown
 

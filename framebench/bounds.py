@@ -173,7 +173,7 @@ Rule = Whole | Url | Real
 
 LIMIT = Whole("--limit", 1, 10**9)  # items (text) or episodes (embodied)
 BATCH_SIZE = Whole("--batch-size", 1, 65_536, ("auto",))  # prompts per forward pass
-CALL_BATCH = Whole("--batch-size", 1, 65_536)  # chats or episodes per backend call (builds, PARTNR)
+CALL_SIZE = Whole("--call-size", 1, 65_536)  # chats or episodes per model call (builds, drafts)
 CONCURRENCY = Whole("--concurrency", 1, 4_096)  # parallel requests to a server
 WORKERS = Whole("--ray-workers", 1, 100_000)  # Ray worker actors
 REPLAN_CAP = Whole("--replan-cap", 1, 10_000)  # LLM planner calls past the first

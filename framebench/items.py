@@ -35,6 +35,7 @@ def validate_item(item: Any, source: str, line: int) -> dict[str, Any]:
         raise UserError(f"{where}: an item must be a JSON object")
     _check_types(item, ITEM_FIELDS, where, required=True)
     suite = _text_suite(item, f"{where}: item {item['item_id']!r}")
+    item = current_fields(item, suite)
     _check_types(item, dict(suite.items.item_fields), where, required=True)
     _check_types(item, dict(suite.items.item_extras), where, required=False)
     _check_vocabulary(item, suite, f"{where}: item {item['item_id']!r}")
@@ -49,10 +50,18 @@ def _check_vocabulary(item: dict[str, Any], suite: Any, where: str) -> None:
 
     enums = records.enums()
     for name, value in item.items():
-        allowed = enums.get(suite.items.item_columns.get(name, name))
+        allowed = enums.get(name)
         if allowed is not None and value not in allowed:
             raise UserError(f"{where}: field '{name}' has unknown value {shown(value)} "
                             f"(allowed: {', '.join(map(repr, allowed))})")
+
+
+def current_fields(item: dict[str, Any], suite: Any) -> dict[str, Any]:
+    """``item`` with the fields its suite renamed under their names now (``SuiteItems.former_fields``)."""
+    renamed = {old: new for old, new in suite.items.former_fields.items() if old in item and new not in item}
+    if not renamed:
+        return item
+    return {renamed.get(name, name): value for name, value in item.items()}
 
 
 def _check_types(item: dict[str, Any], fields: dict[str, type], where: str, required: bool) -> None:

@@ -182,14 +182,43 @@ def engines() -> dict[str, Engine]:
     return table
 
 
+# suites registered from a file, not an entry point (``framebench text --suite FILE:OBJECT``;
+# ``framebench.suite_file``): name -> (where it came from, the suite)
+_ADDED_SUITES: dict[str, tuple[str, Suite]] = {}
+
+
 @cache
 def suites() -> dict[str, Suite]:
-    """Every registered suite by name (the records' ``suite`` column)."""
+    """Every registered suite by name (the records' ``suite`` column): the entry points', then
+    those added from files (``add_suite``)."""
     table = _load_group(SUITE_GROUP)
     for name, suite in table.items():
         if getattr(suite, "name", None) != name:
             raise TypeError(f"entry point {SUITE_GROUP}:{name} is not a Suite named {name!r}")
+    for name, (origin, suite) in _ADDED_SUITES.items():
+        if name in table:
+            raise UserError(f"{origin}: an installed package already registers a suite named {name!r}; "
+                            "give yours another name")
+        table[name] = suite
     return table
+
+
+def add_suite(suite: Suite, origin: str) -> None:
+    """Register ``suite`` from ``origin`` (a file) beside the entry points' for this process; the
+    same origin may register it again (a file loaded twice)."""
+    name = suite.name
+    previous = _ADDED_SUITES.get(name)
+    if previous is not None and previous[0] != origin:
+        raise UserError(f"{origin}: suite {name!r} is already registered from {previous[0]}")
+    _ADDED_SUITES[name] = (origin, suite)
+    suites.cache_clear()
+    extra_report_parts.cache_clear()
+    try:
+        suites()
+    except UserError:
+        _ADDED_SUITES.pop(name)
+        suites.cache_clear()
+        raise
 
 
 def ordered_suites() -> list[Suite]:
@@ -216,7 +245,9 @@ def report_parts() -> list[ReportPart]:
 
 
 def refresh() -> None:
-    """Forget the loaded registries (after installing a plugin at run time; used by tests)."""
+    """Forget the loaded registries and the suites added from files (after installing a plugin
+    at run time; used by tests)."""
+    _ADDED_SUITES.clear()
     engines.cache_clear()
     suites.cache_clear()
     extra_report_parts.cache_clear()

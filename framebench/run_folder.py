@@ -237,7 +237,7 @@ def _with_history(run: RunJson, previous: RunJson | None) -> RunJson:
                    host=first["host"], history=(*history, entry))
 
 
-def prompt_entry(item_id: str, prompt: str, chat: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+def prompt_line(item_id: str, prompt: str, chat: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
     """A ``prompts.jsonl`` line: the item's prompt (its last user turn) and, when the model was
     sent more than that one turn (a system turn, earlier turns), every turn as sent."""
     entry: dict[str, Any] = {"item_id": item_id, "prompt": prompt}
@@ -254,7 +254,7 @@ def write_run(out: str | Path, rows: Iterable[Mapping[str, Any]] | pd.DataFrame,
     run.json last, sealed and holding the sha256 of each: the one writer."""
     out = Path(out)
     write_records(rows, out)
-    write_text_atomic("".join(json.dumps(prompt_entry(*entry), ensure_ascii=False) + "\n"
+    write_text_atomic("".join(json.dumps(prompt_line(*entry), ensure_ascii=False) + "\n"
                               for entry in prompts), out / PROMPTS_FILE)
     for name, value in (files or {}).items():
         write_json_atomic(value, out / name)
@@ -361,7 +361,7 @@ def read_prompts(run_dir: Path) -> dict[str, str]:
 
 def read_chats(run_dir: Path) -> dict[str, list[dict[str, str]]]:
     """``item_id -> turns as sent`` for the prompts of ``run_dir`` that were sent as more than one
-    user turn (``prompt_entry``); a prompt without an entry was sent as that one turn."""
+    user turn (``prompt_line``); a prompt without an entry was sent as that one turn."""
     from framebench.jsonl import iter_jsonl
 
     path = Path(run_dir) / PROMPTS_FILE

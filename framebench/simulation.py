@@ -43,24 +43,24 @@ class SimulationSettings:
 class DryRun:
     """What a simulator run would do, counted before anything runs (``framebench embodied
     --dry-run``): ``episodes`` of ``episodes_in_file`` run (``limit``), each in every one of
-    ``framings`` (neutral first); ``calls_per_variant``: the most planner calls to a model one
-    episode-variant makes (0: the planner calls no model; None: not known before the planner is
-    built); ``per_call``: what one such call does; ``ends``: what ends a variant."""
+    ``framings`` (neutral first); ``calls_per_framing``: the most planner calls to a model one
+    episode framing makes (0: the planner calls no model; None: not known before the planner is
+    built); ``per_call``: what one such call does; ``ends``: what ends one."""
 
     episodes: int
     episodes_in_file: int
     framings: tuple[str, ...]
-    calls_per_variant: int | None
+    calls_per_framing: int | None
     per_call: str = ""
     ends: tuple[str, ...] = ()
 
     @property
-    def variants(self) -> int:
+    def episode_framings(self) -> int:
         return self.episodes * len(self.framings)
 
     @property
     def planner_calls(self) -> int | None:
-        return None if self.calls_per_variant is None else self.variants * self.calls_per_variant
+        return None if self.calls_per_framing is None else self.episode_framings * self.calls_per_framing
 
 
 @runtime_checkable

@@ -30,14 +30,15 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def result_key(fingerprint: str, item_id: str, prompt: Any, decoding: Mapping[str, Any]) -> str:
-    """The store key: sha256 over (model fingerprint, item id, prompt hash, decoding parameters)."""
-    return key_from_prompt_hash(fingerprint, item_id, sha256(stable_json(prompt)), decoding)
+def result_key(fingerprint: str, item_id: str, prompt: Any, settings: Mapping[str, Any]) -> str:
+    """The store key: sha256 over (model fingerprint, item id, prompt hash, the settings that change
+    the result: an answer mode's key settings, a text job's decoding, an episode's run settings)."""
+    return key_from_prompt_hash(fingerprint, item_id, sha256(stable_json(prompt)), settings)
 
 
-def key_from_prompt_hash(fingerprint: str, item_id: str, prompt_hash: str, decoding: Mapping[str, Any]) -> str:
+def key_from_prompt_hash(fingerprint: str, item_id: str, prompt_hash: str, settings: Mapping[str, Any]) -> str:
     """:func:`result_key` given ``sha256(stable_json(prompt))`` already computed."""
-    return sha256(stable_json([fingerprint, item_id, prompt_hash, dict(decoding)]))
+    return sha256(stable_json([fingerprint, item_id, prompt_hash, dict(settings)]))
 
 
 class ResultStore:

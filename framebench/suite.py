@@ -77,8 +77,8 @@ class SuiteItems:
     its registered domains); read them with ``task_names()``. ``records``: its part of the records
     contract, its formats and their answer sets among it (``framebench.records.SuiteRecords``).
     ``item_fields`` / ``item_extras``: the ``items.jsonl`` fields its items must / may carry;
-    ``item_columns``: an item field -> the records column it fills, where the names differ
-    (FramingQA: variant -> phrasing), so the column's vocabulary checks the field.
+    ``former_fields``: an item field's earlier name -> its name now (FramingQA: variant ->
+    phrasing), so an ``items.jsonl`` written before the rename still reads.
     ``task_help``: a task -> one line on it (``framebench list tasks``; default: the suite's title).
     A suite without text jobs (embodied) keeps the defaults of the methods.
     """
@@ -87,7 +87,7 @@ class SuiteItems:
     records: SuiteRecords = field(default_factory=SuiteRecords)
     item_fields: Mapping[str, type] = field(default_factory=dict)
     item_extras: Mapping[str, type] = field(default_factory=dict)
-    item_columns: Mapping[str, str] = field(default_factory=dict)
+    former_fields: Mapping[str, str] = field(default_factory=dict)
     task_help: Mapping[str, str] = field(default_factory=dict)
 
     def task_names(self) -> tuple[str, ...]:
@@ -98,7 +98,8 @@ class SuiteItems:
         """Whether ``items.jsonl`` may hold its items (it turns items into jobs)."""
         return type(self).jobs is not SuiteItems.jobs
 
-    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, where: str) -> list[Job]:
+        """Its items' jobs; ``where`` (the items file, or the log they came from) heads its error lines."""
         raise NotImplementedError(f"{type(self).__name__} makes no text jobs")
 
     def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:

@@ -103,7 +103,7 @@ class SweepRun:
 
 
 @dataclass
-class Plan:
+class SweepPlan:
     out: Path
     executor: str | None  # None: not given (``resolve_executor``)
     ray_address: str | None
@@ -196,7 +196,7 @@ def plan_file(plan: str | Path) -> tuple[Path, bool]:
     return Path(plan), False
 
 
-def read_plan(plan: str | Path, params: Mapping[str, Any] | None = None, out: Path | None = None) -> Plan:
+def read_plan(plan: str | Path, params: Mapping[str, Any] | None = None, out: Path | None = None) -> SweepPlan:
     """Parse and validate a sweep plan whole: every field, model, planner, simulator, condition and
     path is checked before anything runs; every mistake is one line naming the file and field.
     ``params`` override the plan's [params] (``--set``), ``out`` its out (``--out``)."""
@@ -229,7 +229,7 @@ def read_plan(plan: str | Path, params: Mapping[str, Any] | None = None, out: Pa
         raise UserError(f"{path}: two runs map to the same folder; give datasets/models distinct names")
     for folder in (*names, out / "report"):  # before any model loads
         _field(path, "out", lambda f=folder: check_out_folder(f, "folder"))
-    return Plan(out, executor, raw.get("ray_address"), workers, runs, _scored_too(path, base, raw))
+    return SweepPlan(out, executor, raw.get("ray_address"), workers, runs, _scored_too(path, base, raw))
 
 
 def _scored_too(path: Path, base: Path, raw: dict[str, Any]) -> list[Path]:
@@ -454,7 +454,7 @@ def _named_embodied_run(path: Path, base: Path, out: Path, entry: dict[str, Any]
                     title=_one_string(path, entry, "title", where) if "title" in entry else "")
 
 
-def resolve_executor(plan: Plan, path: Path, executor: str | None, ray_address: str | None,
+def resolve_executor(plan: SweepPlan, path: Path, executor: str | None, ray_address: str | None,
                      workers: int | None) -> None:
     """Apply the command line's --executor, --ray-address and --ray-workers over the plan's. The
     executor is local unless the plan or the command line asks for Ray (executor "ray", or a Ray
@@ -525,7 +525,7 @@ def _model_key(run: SweepRun) -> tuple:
     return run.spec, tuple(sorted(options.items()))
 
 
-def run_sweep(plan: Plan, progress: bool = True, force: bool = False,
+def run_sweep(plan: SweepPlan, progress: bool = True, force: bool = False,
               started: Callable[[int, SweepRun], None] | None = None,
               finished: Callable[[SweepRun, Any, float], None] | None = None) -> list[Path]:
     """Execute every run of the plan (``plan.executor`` resolved); their folders, in plan order.

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from framebench.bounds import CALL_BATCH, option
+from framebench.bounds import CALL_SIZE, option
 
 app = typer.Typer(help="Bridge to real PARTNR/Habitat 3.0 runs (see docker/README.md).", no_args_is_help=True)
 
@@ -49,12 +49,12 @@ def draft_purposes(
     episodes: Path = typer.Option(..., "--episodes", help="PARTNR episode file (unframed)."),
     review: Path = typer.Option(..., "--review", help="Review file to write (JSON; resumable)."),
     model: str = typer.Option("smollm2", "--model", help="Model spec: hf:PATH, openai:NAME, smollm2."),
-    batch_size: int = option(CALL_BATCH, 8, help="Episodes per model call batch."),
+    call_size: int = option(CALL_SIZE, 8, help="Episodes per model call."),
 ) -> None:
     """Draft each episode's framing purposes with a model into a review file a person edits and accepts."""
     from framebench.partnr_adapters.purposes import draft_purposes as run_draft
 
-    counts = run_draft(episodes, model, review, batch_size=batch_size)
+    counts = run_draft(episodes, model, review, batch_size=call_size)
     typer.echo(
         f"{review}: {counts['drafted']} drafted, {counts['unparsed']} unparsed, {counts['accepted']} accepted; "
         "edit 'purposes', set \"accepted\": true, then run `framebench partnr accept-purposes`"

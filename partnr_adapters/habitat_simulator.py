@@ -79,6 +79,21 @@ def framed_episode_file(episodes: Path, out: Path, purposes: Path | None = None)
     return target
 
 
+def variants_of_first_episodes(framed_ids: list[str], limit: int | None) -> int:
+    """How many of the framed file's variants (each episode's framings, episode by episode) belong
+    to its first ``limit`` episodes: ``--limit`` counts episodes, as for every other runner."""
+    from framebench.partnr_adapters.framed_episodes import parse_framed_id
+
+    if limit is None:
+        return len(framed_ids)
+    episodes: set[str] = set()
+    for n, framed in enumerate(framed_ids):
+        episodes.add(parse_framed_id(framed)[0])
+        if len(episodes) > limit:
+            return n
+    return len(framed_ids)
+
+
 def runner_args(planner: str, episodes: str, results: str, opts: dict[str, Any]) -> list[str]:
     """Arguments of ``python -m partnr_adapters.in_container run`` for these options."""
     args = ["run", "--episodes", episodes, "--results", results, "--planner", planner]
@@ -308,8 +323,7 @@ class HabitatRun:
         self.framed = framed_episode_file(self.episodes, self.out, self.opts.get("purposes"))
         self.results = self.out / RESULTS_SUBDIR
         self.ids = read_episode_ids(str(self.framed))
-        limit = self.opts.get("limit")
-        self.total = len(self.ids) if limit is None else min(len(self.ids), int(limit))
+        self.total = variants_of_first_episodes(self.ids, self.opts.get("limit"))
         self.results.mkdir(parents=True, exist_ok=True)
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
         return Recipe(HabitatWorker, (self.planner, self.framed.name, self.framed.read_bytes(), self.opts),
@@ -326,21 +340,20 @@ class HabitatRun:
                              for ep in framed[:self.total]]
         return self.variant_keys
 
-    def plan(self, meta: WorkerMeta, stored: dict[str, Any], store: Any, workers: int) -> Any:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Any, workers: int) -> Any:
         """Adopt the stats files of a folder written before the store held them, plan the rest as
         runner batches."""
         import json
 
         from framebench.executors import Unit
         from framebench.partnr_adapters.ingest import MANIFEST_FILE
-        from framebench.pipeline.driver import Plan
+        from framebench.pipeline.driver import UnitPlan
 
         keys, ids = self.variant_keys, self.ids
         on_disk = {i: self.results / stats_file(self.framed.name, ids[i]) for i in range(self.total)}
         adopted = [(keys[i], ids[i], {"index": i, "finished": stats_finished(on_disk[i].read_bytes())})
                    for i in range(self.total) if keys[i] not in stored and on_disk[i].is_file()]
-        store.put_many(adopted)
-        stored.update((k, v) for k, _, v in adopted)
+        stored = {**stored, **{k: v for k, _, v in adopted}}
         retry = bool(self.opts.get("retry_crashed"))
         # stored and its stats file there (a driver killed between the two runs it again), not a
         # crash to retry (the stats file on disk is the latest attempt's)
@@ -350,8 +363,8 @@ class HabitatRun:
         units = [Unit(n, len(b), [(i, ids[i], keys[i]) for i in b]) for n, b in enumerate(batches)]
         manifest_path = self.results / MANIFEST_FILE
         self.manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-        return Plan(units, f"{self.planner} on habitat hosts", len(todo), unit="framings", files=self.results,
-                    progress=self.executor != "local")
+        return UnitPlan(units, f"{self.planner} on habitat hosts", len(todo), unit="framings", files=self.results,
+                    progress=self.executor != "local", adopted=adopted)
 
     def take(self, chunk: Any) -> tuple[int, dict[str, Any]]:
         from framebench.partnr_adapters.ingest import MANIFEST_FILE
@@ -367,7 +380,7 @@ class HabitatRun:
         from framebench.partnr_adapters.ingest import ingested
         from framebench.pipeline.driver import Rows
 
-        made = ingested(self.results, self.framed, model=self.planner, run_id=run_id)
+        made = ingested(self.results, self.framed, model=self.planner, run_id=run_id, variants=self.total)
         for line in made.report.lines():
             print(line)
         self.report = made.report

@@ -247,9 +247,10 @@ def ingest(results_dir: str | Path, episodes: str | Path, out: str | Path, model
 
 
 def ingested(results_dir: str | Path, episodes: str | Path, model: str | None = None,
-             run_id: str | None = None) -> Ingested:
-    """PARTNR's outputs for the framed file ``episodes`` as records, prompts and run.json
-    (``run_id``: the driver's; else the manifest's, else one over what the manifest says)."""
+             run_id: str | None = None, variants: int | None = None) -> Ingested:
+    """PARTNR's outputs for the framed file ``episodes`` (its first ``variants`` episode framings;
+    None: all) as records, prompts and run.json (``run_id``: the driver's; else the manifest's,
+    else one over what the manifest says)."""
     from framebench.embodied.suite import episode_row
     from framebench.files import file_sha256
     from framebench.partnr_adapters.framed_episodes import load_episode_file, parse_framed_id
@@ -268,7 +269,7 @@ def ingested(results_dir: str | Path, episodes: str | Path, model: str | None = 
     report = IngestReport()
     logs = planner_logs(output_dir / PLANNER_LOG_DIR)
     rows, prompts, known = [], [], set()
-    for episode in data["episodes"]:
+    for episode in data["episodes"][:variants]:
         item_id = str(episode["episode_id"])
         try:
             base_id, bias, level = parse_framed_id(item_id)

@@ -186,7 +186,7 @@ class Template:
 def templates() -> tuple[Template, ...]:
     """Every (task, format) of the demo items, from its first context (the others share its
     structure; MC contexts differ only in the gold letter)."""
-    items = pd.read_json(ITEMS, lines=True, dtype=False).rename(columns={"variant": "phrasing"})
+    items = pd.read_json(ITEMS, lines=True, dtype=False)
     items = items.fillna({"form": "", "phrasing": "", "distractor": "", "level": ""})
     out = []
     for (task, fmt), group in items.groupby(["task", "format"], sort=True):

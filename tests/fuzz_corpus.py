@@ -191,7 +191,7 @@ def item_cases() -> list[Case]:
 
     cases = [case(f"bytes_{k}", v) for k, v in byte_mutations(_jsonl([binary, mc])).items()]
     cases += [case(f"line_{k}", v) for k, v in _json_line_mutations(binary).items()]
-    fields = ["item_id", "context_id", "suite", "task", "format", "bias", "level", "form", "variant",
+    fields = ["item_id", "context_id", "suite", "task", "format", "bias", "level", "form", "phrasing",
               "option", "distractor", "slot", "gold", "text", "question", "options"]
     for name, row in _field_mutations(mc, fields).items():
         cases.append(case(f"mc_{name}", _jsonl([binary, row])))

@@ -86,7 +86,7 @@ def framingqa_items(n_contexts: int = 3, per_context: int = 4) -> list[dict]:
                 "item_id": f"ctx{c}-{fmt}-{k}", "context_id": f"ctx{c}", "suite": "framingqa",
                 "task": ["law_issue_spotting", "finance", "medicine"][c % 3], "format": fmt,
                 "bias": bias, "level": "" if bias == "neutral" else "root",
-                "form": "" if bias == "neutral" else "plain", "variant": "Q1" if bias != "neutral" else "",
+                "form": "" if bias == "neutral" else "plain", "phrasing": "Q1" if bias != "neutral" else "",
                 "option": "", "distractor": "", "slot": f"{bias}/{k}",
                 "gold": ("Yes" if k % 4 == 0 else "No") if fmt == "binary" else "ABCD"[k % 4],
                 "text": text,

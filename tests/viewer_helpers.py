@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from framebench.records import make_row, write_records
-from framebench.run_folder import EPISODE_LOGS, prompt_entry
+from framebench.run_folder import EPISODE_LOGS, prompt_line
 
 SCRIPT_MARKER = "<script>window.fbPwned = 1; document.title = 'pwned'</script>"
 PASSAGE = "Passage c1: the shop refused to honour the written warranty on a fridge."
@@ -62,7 +62,7 @@ def framingqa_run(run_dir: Path, model: str, wrong_as: str | None = None) -> Pat
             phrasing="Q1" if bias != "neutral" else "", option="Consumer", distractor=distractor, slot=slot,
             gold=gold, answer=answer, parse="ok", correct=answer == gold, output="" if constrained else output,
             answer_mode="constrained" if constrained else "generate", answer_probs=probs))
-        prompts.append(prompt_entry(item_id, f"{PASSAGE}\n\nQuestion {fmt} {slot}?\nAnswer with one word."))
+        prompts.append(prompt_line(item_id, f"{PASSAGE}\n\nQuestion {fmt} {slot}?\nAnswer with one word."))
     _write(run_dir, rows, prompts)
     return run_dir
 
@@ -80,7 +80,7 @@ def omit_run(run_dir: Path) -> Path:
             chat = [{"role": "user", "content": user}]
             if condition == "M1":
                 chat.insert(0, {"role": "system", "content": "Think about omission bias first."})
-            prompts.append(prompt_entry(item_id, user, chat))
+            prompts.append(prompt_line(item_id, user, chat))
     _write(run_dir, rows, prompts)
     return run_dir
 
@@ -95,7 +95,7 @@ def embodied_run(run_dir: Path) -> Path:
                              format="episode", context_id="E1", item_id=item_id, bias=bias, level=level,
                              slot=slot, parse="ok", correct=True, output="Action: Done[]", constraint="none",
                              percent_complete=1.0, success=True, sim_steps=12, replans=0))
-        prompts.append(prompt_entry(item_id, f"Move the cup ({slot})."))
+        prompts.append(prompt_line(item_id, f"Move the cup ({slot})."))
         steps = [{"decision": 0, "prompt": "...", "response": "Navigate[table]", "action": "Navigate[table]"},
                  {"decision": 1, "prompt": "...", "response": "Done[]", "action": "Done[]"}]
         (run_dir / EPISODE_LOGS / f"{item_id}.json").write_text(json.dumps(

@@ -30,7 +30,7 @@ _ANSWER_TAG = re.compile(r"\banswer\s*:", re.IGNORECASE)
 
 def probs_answer(probs: dict[str, float] | None) -> tuple[str, str]:
     """(answer, parse) of a job answered by probabilities (``keeps_probs(job)``): the most
-    probable allowed answer; ``unparsed`` when the engine gave no probabilities."""
+    probable allowed answer; ``unparsed`` when the backend gave no probabilities."""
     from framebench.backends.constrained import pick
 
     return (pick(probs), "ok") if probs else ("", "unparsed")
@@ -65,17 +65,17 @@ class ConstrainedAnswers:
     def key_settings(self, job: Job) -> dict[str, Any]:
         return scoring_settings(job)
 
-    def answer(self, jobs: list[Job], engine: Any, emit: Emit) -> None:
-        """The allowed answers scored in calls of the engine's ``call_size`` (default
+    def answer(self, jobs: list[Job], backend: Any, emit: Emit) -> None:
+        """The allowed answers scored in calls of the backend's ``call_size`` (default
         ``DEFAULT_CALL_SIZE``), after the reasoning (``job.output``) where the suite asks for one."""
-        size = getattr(engine, "call_size", None) or DEFAULT_CALL_SIZE
+        size = getattr(backend, "call_size", None) or DEFAULT_CALL_SIZE
         for start in range(0, len(jobs), size):
             call = jobs[start:start + size]
             prefixes = [answer_prefix(j.output or "") if reasons_first(j) else "" for j in call]
-            probs = engine.answer_probabilities([j.chat for j in call], [choices(j) for j in call],
+            probs = backend.answer_probabilities([j.chat for j in call], [choices(j) for j in call],
                                                 assistant_prefixes=prefixes if any(prefixes) else None)
             if len(probs) != len(call):
-                raise RuntimeError(f"{engine.spec}: returned {len(probs)} answers for {len(call)} prompts")
+                raise RuntimeError(f"{backend.spec}: returned {len(probs)} answers for {len(call)} prompts")
             emit([(j, Answer(j.output or "", dict(p))) for j, p in zip(call, probs, strict=True)])
 
 

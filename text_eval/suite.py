@@ -11,7 +11,7 @@ from framebench.suite import Job
 # the fields of a FramingQA or OMIT text item beyond the core ones: ``text`` is the context
 # (scenario), ``options`` the MC option texts in A-D order ([] for binary)
 TEXT_ITEM_FIELDS: dict[str, type] = {
-    "bias": str, "level": str, "form": str, "variant": str, "option": str, "distractor": str,
+    "bias": str, "level": str, "form": str, "phrasing": str, "option": str, "distractor": str,
     "slot": str, "gold": str, "text": str, "options": list,
 }
 

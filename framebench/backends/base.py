@@ -26,7 +26,7 @@ class Decoding:
 
 @runtime_checkable
 class Backend(Protocol):
-    """What every model backend has: its spec and its identity for the result store."""
+    """What every model backend has: its spec and its fingerprint for the result store."""
 
     spec: str
 
@@ -35,7 +35,7 @@ class Backend(Protocol):
         ...
 
     def info(self) -> dict[str, str]:
-        """Extra identity fields for run.json (e.g. ``chat_template_hash``)."""
+        """Extra run.json fields (``model_info``, e.g. ``chat_template_hash``)."""
         ...
 
 

@@ -49,7 +49,7 @@ def _openai(arg: str, **options):
 
 
 def _local_model(arg: str) -> None:
-    from framebench.backends.model_identity import check_local_model
+    from framebench.backends.model_fingerprint import check_local_model
 
     check_local_model(arg)
 

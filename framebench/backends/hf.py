@@ -1,6 +1,6 @@
 """``hf:`` backend: a transformers causal LM with greedy decoding and shared-prefix KV reuse.
 
-Its jobs live in one module each: model identity (``model_identity``, shared with ``vllm:``),
+Its jobs live in one module each: model identity (``model_fingerprint``, shared with ``vllm:``),
 prefix grouping (``prefix_groups``), prompt and candidate tries (``prefix_trie``), KV-cache assembly and the transformers adapters
 (``kv_cache``), batch sizing (``batch_sizing``), the decoding loop (``hf_decoding``), answer and
 continuation scoring (``hf_scoring``, ``choice_scoring``). This module loads the model and the
@@ -22,7 +22,11 @@ import logging
 from framebench.backends.base import Chat
 from framebench.backends.hf_decoding import BatchedDecoding
 from framebench.backends.hf_scoring import AnswerScoring
-from framebench.backends.model_identity import LocalModelIdentity, resolve_model_dir, text_sha256
+from framebench.backends.model_fingerprint import (
+    LocalModelFingerprint,
+    resolve_model_dir,
+    text_sha256,
+)
 from framebench.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -30,7 +34,7 @@ log = logging.getLogger(__name__)
 CALL_SIZE_GPU = 4096  # jobs per generate() call the runner should send on GPUs (CPUs: the runner's default)
 
 
-class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
+class HFBackend(LocalModelFingerprint, BatchedDecoding, AnswerScoring):
     """Greedy generation and answer scoring with a local (or hub) transformers causal LM."""
 
     engine = "hf"
@@ -136,9 +140,9 @@ class HFBackend(LocalModelIdentity, BatchedDecoding, AnswerScoring):
         backend._fingerprint = fingerprint
         return backend
 
-    # ---- identity (fingerprint and weights hash: model_identity.LocalModelIdentity) -------
+    # ---- fingerprint and weights hash (model_fingerprint.LocalModelFingerprint) ------------------
     def info(self) -> dict[str, str]:
-        """Extra identity fields for run.json."""
+        """Extra run.json fields (``model_info``)."""
         if self.model_dir is None:
             return {"chat_template_hash": self.chat_template_hash, "fingerprint": self.fingerprint()}
         return {"weights_sha256": self.weights_hash(), "chat_template_hash": self.chat_template_hash,

@@ -36,8 +36,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from framebench.backends.base import Chat, Decoding, decode_until_stop
-from framebench.backends.model_identity import (
-    LocalModelIdentity,
+from framebench.backends.model_fingerprint import (
+    LocalModelFingerprint,
     generation_eos_ids,
     resolve_model_dir,
     text_sha256,
@@ -66,7 +66,7 @@ def _on_cpu(vllm: Any) -> bool:
         return False
 
 
-class VLLMBackend(LocalModelIdentity):
+class VLLMBackend(LocalModelFingerprint):
     """Greedy generation and answer scoring through vLLM's offline ``LLM``; options are passed on
     to ``LLM(...)``."""
 
@@ -96,7 +96,7 @@ class VLLMBackend(LocalModelIdentity):
         self.call_size = CALL_SIZE_CPU if _on_cpu(self._vllm) else CALL_SIZE_GPU
         self._fingerprint: str | None = None
 
-    # ---- identity (fingerprint and weights hash: model_identity.LocalModelIdentity) -------
+    # ---- fingerprint and weights hash (model_fingerprint.LocalModelFingerprint) ------------------
 
     def info(self) -> dict[str, str]:
         return {"engine": "vllm", "vllm_version": str(getattr(self._vllm, "__version__", "")),

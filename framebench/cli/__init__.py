@@ -21,6 +21,7 @@ from framebench.cli import (
     text,
     view,
 )
+from framebench.cli.aliases import renamed
 from framebench.errors import Interrupted, UserError
 from framebench.registry import command_groups
 
@@ -39,7 +40,8 @@ app.command("estimate")(estimate.estimate)
 app.command("embodied")(embodied.embodied)
 app.command("score")(score.score)
 app.command("compare")(compare.compare)
-app.command("plan")(compare.plan)
+app.command("power")(compare.power)
+app.command("plan", hidden=True)(compare.power)  # its name until issue 52; kept for one release
 app.command("view")(view.view)
 app.command("list")(listing.list_command)
 app.command("sweep")(sweep.sweep)
@@ -143,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
         rich_utils.MAX_WIDTH = WIDE_HELP
     command = typer.main.get_command(app)
     _plain_flags(command)
+    argv, warnings = renamed(sys.argv[1:] if argv is None else argv)
+    for line in warnings:
+        typer.echo(f"warning: {line}", err=True)
     previous = _catch_signals()
     try:
         code = command.main(args=argv, prog_name="framebench", standalone_mode=False)

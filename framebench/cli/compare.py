@@ -1,4 +1,4 @@
-"""``framebench compare`` and ``framebench plan``: model comparisons over chosen runs, and the
+"""``framebench compare`` and ``framebench power``: model comparisons over chosen runs, and the
 effects a study of N contexts per task could detect (``framebench.api.compare`` / ``plan``)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def compare(
     _print(comparison_section(report).tables, console())
 
 
-def plan(
+def power(
     pilot: list[Path] = typer.Option(..., "--from", metavar="RUN_DIR",
                                      help="Pilot run folder(s); repeat for several."),
     contexts: int = option(CONTEXTS, ..., help="Contexts per task in the planned run."),
@@ -52,4 +52,4 @@ def plan(
     from framebench.console import console
     from framebench.scoring.power import plan_table
 
-    _print([plan_table(api.plan(pilot, contexts, allow_mixed=allow_mixed), contexts)], console())
+    _print([plan_table(api.power_plan(pilot, contexts, allow_mixed=allow_mixed), contexts)], console())

@@ -28,7 +28,7 @@ def embodied(
     partnr_compat: bool = typer.Option(False, "--partnr-compat",
                                        help="Evaluate as PARTNR's code does, quirks included (datasets/robotics.md)."),
     limit: int = option(LIMIT, None, help="Only the first N episodes."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the episodes, episode-variants and the "
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the episodes, episode framings and the "
                                  "bound on planner calls the run would make, and stop (nothing is run "
                                  "or written)."),
     force: bool = FORCE,
@@ -76,13 +76,13 @@ def print_dry_run(plan: DryRun, planner: str, episodes: Path, simulator: str) ->
     typer.echo(f"planner {planner}: {planner_engine.help}")
     typer.echo(f"episodes: {plan.episodes:,} of {plan.episodes_in_file:,} in {episodes}")
     typer.echo(f"variants: {len(plan.framings)} per episode ({', '.join(plan.framings)}); "
-               f"{plan.variants:,} episode-variants")
-    if plan.calls_per_variant is None:
+               f"{plan.episode_framings:,} episode framings")
+    if plan.calls_per_framing is None:
         calls = "not known before the planner is built (a plugin planner)"
-    elif plan.calls_per_variant == 0:
+    elif plan.calls_per_framing == 0:
         calls = "none to a model"
     else:
-        calls = f"at most {plan.calls_per_variant} per variant, {plan.planner_calls:,} in all" + (
+        calls = f"at most {plan.calls_per_framing} per framing, {plan.planner_calls:,} in all" + (
             f"; each {plan.per_call}" if plan.per_call else "")
     typer.echo(f"planner calls: {calls}")
     typer.echo(f"a variant ends at {' or '.join(plan.ends)}")
@@ -91,4 +91,4 @@ def print_dry_run(plan: DryRun, planner: str, episodes: Path, simulator: str) ->
     else:
         bound = f", at most {plan.planner_calls:,} planner calls" if plan.planner_calls else \
             ", no planner calls to a model"
-    typer.echo(f"dry run: {plan.variants:,} episode-variants{bound}; nothing was run or written")
+    typer.echo(f"dry run: {plan.episode_framings:,} episode framings{bound}; nothing was run or written")

@@ -18,13 +18,17 @@ def score(
                                "recorded in their run.json (changed after the run wrote them), with a warning."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed-datasets", help="Pool one model's runs over "
                                      "different datasets (refused by default; the report is marked)."),
+    suite: list[str] = typer.Option([], "--suite", help="A suite from a Python file, FILE.py:OBJECT "
+                                    "(repeatable): the one its runs were made with (framebench text --suite)."),
 ) -> None:
     """Score records and write the unified report."""
     from framebench import api
     from framebench.errors import UserError
     from framebench.paths import check_out_folder
     from framebench.scoring.cautions import FORCED
+    from framebench.suite_file import add_suite_files
 
+    add_suite_files(suite)
     check_out_folder(out)
     if viewer_url is not None and not viewer_url.startswith(("http://", "https://", "/")):
         raise UserError(f"--viewer-url: expected an http(s):// URL or a /path, got {viewer_url!r}")

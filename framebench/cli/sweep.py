@@ -14,7 +14,7 @@ from framebench.bounds import WORKERS, option
 
 if TYPE_CHECKING:
     from framebench.run_folder import RunFolder
-    from framebench.sweep import Plan, SweepRun
+    from framebench.sweep import SweepPlan, SweepRun
 
 
 def sweep(
@@ -65,7 +65,7 @@ def parse_settings(settings: list[str]) -> dict[str, Any]:
     return values
 
 
-def run_plan(plan: Plan, progress: bool, force: bool, name: str) -> None:
+def run_plan(plan: SweepPlan, progress: bool, force: bool, name: str) -> None:
     """Run the plan's runs, each under a rule with its one-line result, then score them all: the
     runs table, the report's files, the finding and summary tables, cautions, the report's path."""
     from rich.markup import escape
@@ -104,7 +104,7 @@ def run_plan(plan: Plan, progress: bool, force: bool, name: str) -> None:
 
 def result_line(run: SweepRun, result: Any) -> str:
     """One line on a finished run: a text run's records and where they came from, an embodied
-    run's episode-variants and how many the planner completed."""
+    run's episode framings and how many the planner completed."""
     from framebench.cli.text import summary_line
     from framebench.records import read_records
 
@@ -112,7 +112,7 @@ def result_line(run: SweepRun, result: Any) -> str:
         return summary_line(result)
     records = read_records(run.out)
     done = int(records["success"].sum()) if "success" in records else 0
-    return f"{len(records)} episode-variants, {done} completed -> {run.out}"
+    return f"{len(records)} episode framings, {done} completed -> {run.out}"
 
 
 def print_runs(folders: tuple[RunFolder, ...], out: Path, name: str = "sweep") -> None:

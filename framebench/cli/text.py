@@ -12,6 +12,8 @@ MODEL_ARG_HELP = ("An option of the model engine, key=value (repeatable), e.g. b
                   "dtype=bfloat16, base_url=http://host:8000/v1. Each engine declares its options.")
 
 
+SUITE_HELP = ("A suite from a Python file, FILE.py:OBJECT (repeatable), registered for this run without "
+              "installing anything; score its runs with the same --suite.")
 ANSWER_HELP = (f"How each job is answered: {' | '.join(answer_mode_names())} (the answer modes registered "
                "under framebench.answer_modes).")
 
@@ -35,6 +37,7 @@ def text(
     reasoning_from: list[Path] = typer.Option(
         [], "--reasoning-from", help="Constrained OMIT M1/M4: reuse the reasoning another run folder "
         "already generated (same model, prompt and decoding) instead of generating it again."),
+    suite: list[str] = typer.Option([], "--suite", help=SUITE_HELP),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     force: bool = FORCE,
     executor: str = EXECUTOR,
@@ -46,7 +49,9 @@ def text(
 
     from framebench import api
     from framebench.registry import parse_model_args
+    from framebench.suite_file import add_suite_files
 
+    add_suite_files(suite)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     request = api.text_request(model, data, out, tasks=tasks, formats=formats, limit=limit, conditions=conditions,
                                answer=answer, reasoning_from=reasoning_from, model_args=parse_model_args(model_arg),

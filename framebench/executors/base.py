@@ -51,7 +51,7 @@ class WorkerMeta:
     """What the first worker reports before the driver plans (it loads the model to know it)."""
 
     spec: str  # the model or planner spec, as it names itself
-    fingerprint: str  # what keys its results (``framebench.backends.model_identity``)
+    fingerprint: str  # what keys its results (``framebench.backends.model_fingerprint``)
     info: Mapping[str, Any] = field(default_factory=dict)  # run.json ``model_info``
     settings: Mapping[str, Any] = field(default_factory=dict)  # besides the fingerprint, what keys a result
     call_size: int | None = None  # text workers: jobs per backend call (None: the pipeline's default)

@@ -45,12 +45,12 @@ def load_items(data: str | Path, suite_name: str) -> list[dict[str, Any]]:
     return items
 
 
-def job_of(item: Mapping[str, Any], condition: str | None, source: str) -> Job:
+def job_of(item: Mapping[str, Any], condition: str | None, where: str) -> Job:
     """The suite's own job for an item (OMIT: under ``condition``)."""
     options = TextOptions(conditions=(condition,) if condition else ())
-    jobs = suite(item["suite"]).items.jobs([dict(item)], options, source)
+    jobs = suite(item["suite"]).items.jobs([dict(item)], options, where)
     if len(jobs) != 1:
-        raise UserError(f"{source}: item {item['item_id']!r} gives {len(jobs)} jobs, expected one")
+        raise UserError(f"{where}: item {item['item_id']!r} gives {len(jobs)} jobs, expected one")
     return jobs[0]
 
 
@@ -78,9 +78,9 @@ def item_of(metadata: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     return item, item.pop(CONDITION, None)
 
 
-def parse_output(metadata: Mapping[str, Any], output: str, source: str) -> dict[str, Any]:
+def parse_output(metadata: Mapping[str, Any], output: str, where: str) -> dict[str, Any]:
     """The framebench record of a sample's output (run id and model left empty)."""
     item, condition = item_of(metadata)
-    job = job_of(item, condition, source)
+    job = job_of(item, condition, where)
     job.output = output
     return suite(item["suite"]).items.record(job, "", "")

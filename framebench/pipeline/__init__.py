@@ -15,13 +15,13 @@ from framebench.pipeline.driver import (
            Execution,
            Finished,
            FrontEnd,
-           Plan,
            Rows,
            Selected,
+           UnitPlan,
            drive,
            persist,
            write_side_file,
 )
 
-__all__ = ["Chunk", "Execution", "Executor", "Finished", "FrontEnd", "Plan", "Rows", "Selected", "Unit", "WorkerMeta",
+__all__ = ["Chunk", "Execution", "Executor", "Finished", "FrontEnd", "Rows", "Selected", "Unit", "UnitPlan", "WorkerMeta",
            "drive", "persist", "write_side_file"]

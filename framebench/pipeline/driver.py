@@ -18,11 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from framebench.errors import Interrupted, UserError
-from framebench.executors.base import Chunk, Executor, Recipe, Unit, WorkerMeta
+from framebench.executors.base import Chunk, Entry, Executor, Recipe, Unit, WorkerMeta
 
 if TYPE_CHECKING:
     from framebench.run_folder import RunIdentity
     from framebench.store import ResultStore
+
+# the store's values of some result keys (those it lacks left out): what a front end may read of
+# the result store, which stays the driver's
+Lookup = Callable[[Sequence[str]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class Selected:
 
 
 @dataclass
-class Plan:
+class UnitPlan:
     """The units a front end planned against the store, and how their progress is shown."""
 
     units: list[Unit]
@@ -58,6 +62,9 @@ class Plan:
     served: int = 0  # of those, already in the store (shown as done, not part of the rate)
     unit: str = "items"
     fields: dict[str, Any] = field(default_factory=dict)  # extra progress counters
+    # results the front end found outside the store (a folder written before the store held
+    # them): the driver stores them before anything runs
+    adopted: list[Entry] = field(default_factory=list)
     remaining: Callable[[Unit], Unit | None] | None = None  # a unit's unstored rest (retries)
     files: Path | None = None  # where chunks' side files go (default: the run folder)
     progress: bool = True  # False: this front end shows no progress line (its workers print)
@@ -108,9 +115,10 @@ class FrontEnd(Protocol):
     def keys(self, meta: WorkerMeta) -> list[str]:
         """The result keys of the whole run, keyed with the first worker's ``meta``."""
 
-    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: ResultStore, workers: int) -> Plan:
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Lookup, workers: int) -> UnitPlan:
         """Units for the work ``stored`` (the store's values of :meth:`keys`) lacks, for
-        ``workers`` workers (``store``: for lookups of results that are not records)."""
+        ``workers`` workers (``lookup``: the store's values of other keys, results that are not
+        records)."""
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
         """A stored chunk's results taken in: (records it finished, progress fields)."""
@@ -181,7 +189,10 @@ def drive(front: FrontEnd, execution: Execution = Execution()) -> Finished:
                 keys = front.keys(meta)
                 results = store.get_many(keys)
                 served = len(results)
-                plan = front.plan(meta, results, store, pool.describe()["workers"])
+                plan = front.plan(meta, results, store.get_many, pool.describe()["workers"])
+                if plan.adopted:
+                    store.put_many(plan.adopted)
+                    results.update((key, value) for key, _, value in plan.adopted)
                 reporter = ProgressReporter(plan.label, plan.total, completed=plan.served, unit=plan.unit,
                                             enabled=execution.progress and plan.progress, fields=plan.fields)
 

@@ -41,7 +41,7 @@ from framebench.executors.base import WorkerMeta
 from framebench.files import file_sha256
 from framebench.items import ITEMS_FILE, read_items
 from framebench.pipeline.answers import CALL_SIZE, ModeRunner, job_key, pack_calls
-from framebench.pipeline.driver import Execution, Plan, Rows, Selected, drive
+from framebench.pipeline.driver import Execution, Lookup, Rows, Selected, UnitPlan, drive
 from framebench.registry import (
     DEFAULT_ANSWER_MODE,
     answer_mode,
@@ -102,10 +102,19 @@ def make_record(job: Job, run_id: str, model: str) -> dict[str, Any]:
     return suite(job.item["suite"]).items.record(job, run_id, model)
 
 
-def _parse_counts(jobs: Iterable[Job]) -> dict[str, int]:
-    """The progress line's counters, named as the end-of-run summary names them."""
-    parses = [make_record(job, "", "")["parse"] for job in jobs]
-    return {"unparsed": parses.count("unparsed"), "refusal": parses.count("refusal")}
+@dataclass
+class TextCounts:
+    """What a text run did, counted as its records are made: records, how many were generated
+    and how many served from the store, and each parse outcome."""
+
+    records: int = 0
+    generated: int = 0
+    from_store: int = 0
+    parses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(rec.PARSES, 0))
+
+    def progress(self) -> dict[str, int]:
+        """The progress line's counters, named as the end-of-run summary names them."""
+        return {"unparsed": self.parses["unparsed"], "refusal": self.parses["refusal"]}
 
 
 def check_engine(mode: ModeRunner, spec: str) -> None:
@@ -255,10 +264,11 @@ class RunSummary:
 
 def run_text(request: TextRequest) -> RunSummary:
     """Run ``request``: its records, prompts and run.json in ``request.out``."""
-    done = drive(TextRun(request), request.execution)
-    extra = done.extra
-    return RunSummary(done.out, done.run_id, len(done.rows), extra["n_generated"], extra["n_from_store"],
-                      dict(extra["parse_counts"]), done.seconds, done.rows)
+    front = TextRun(request)
+    done = drive(front, request.execution)
+    counts = front.counts
+    return RunSummary(done.out, done.run_id, counts.records, counts.generated, counts.from_store,
+                      dict(counts.parses), done.seconds, done.rows)
 
 
 class TextRun:
@@ -268,6 +278,8 @@ class TextRun:
 
     def __init__(self, request: TextRequest):
         self.request, self.out, self.sources = request, request.out, []
+        self.counts = TextCounts()
+        self.made: dict[str, dict[str, Any]] = {}  # record id -> its row, made once its job is answered
 
     def select(self) -> Selected:
         """Check the arguments, read and select the items (before any model loads)."""
@@ -325,23 +337,25 @@ class TextRun:
             job.key = job_key(meta.fingerprint, job)
         return [job.key for job in self.jobs]
 
-    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], store: ResultStore, workers: int) -> Plan:
-        """Fill the jobs the store holds, plan the rest as units (backend calls)."""
+    def plan(self, meta: WorkerMeta, stored: Mapping[str, Any], lookup: Lookup, workers: int) -> UnitPlan:
+        """Fill the jobs the store holds (and make their records), plan the rest as units
+        (backend calls)."""
         fingerprint, mode, jobs = meta.fingerprint, self.mode, self.jobs
+        self.model = meta.spec
         for job in jobs:
             if job.key in stored:
                 mode.restore(job, stored[job.key])
         pending = [j for j in jobs if not mode.has_result(j)]
-        self.n_pending, self.by_key = len(pending), {j.key: j for j in pending}
-        self.counts = _parse_counts(j for j in jobs if mode.has_result(j))
-        self.taken: set[str] = set()
+        self.by_key = {j.key: j for j in pending}
+        self.counts.generated, self.counts.from_store = len(pending), len(jobs) - len(pending)
+        self._made(j for j in jobs if mode.has_result(j))
 
         def unit_of(index: int, unit_jobs: list[Job]) -> Unit:
             known: dict[str, Any] = {}
             keys = mode.known_keys(fingerprint, unit_jobs)  # e.g. reasoning stored here or in --reasoning-from runs
             if keys:
-                for source in (*reversed(self.sources), store):
-                    known.update(source.get_many(keys))
+                for source in (*(s.get_many for s in reversed(self.sources)), lookup):
+                    known.update(source(keys))
             return Unit(index, len(unit_jobs), TextPayload(unit_jobs, known))
 
         def remaining(unit: Unit) -> Unit | None:
@@ -349,33 +363,43 @@ class TextRun:
             return unit_of(unit.index, left) if left else None
 
         calls = mode.calls(pending, meta.call_size or CALL_SIZE)
-        return Plan([unit_of(i, call) for i, call in enumerate(calls)], meta.spec, len(jobs),
-                    served=len(jobs) - len(pending), fields=dict(self.counts), remaining=remaining)
+        return UnitPlan([unit_of(i, call) for i, call in enumerate(calls)], meta.spec, len(jobs),
+                    served=len(jobs) - len(pending), fields=self.counts.progress(), remaining=remaining)
+
+    def _made(self, jobs: Iterable[Job]) -> int:
+        """Make the records of answered jobs, once each, and count their parses; how many were new."""
+        new = 0
+        for job in jobs:
+            if job.record_id not in self.made:
+                row = self.made[job.record_id] = make_record(job, "", self.model)
+                self.counts.parses[row["parse"]] += 1
+                new += 1
+        return new
 
     def take(self, chunk: Chunk) -> tuple[int, dict[str, Any]]:
-        """Apply a chunk's results; counted once per job (an in-process worker may already have set
-        them on the very job objects the plan holds)."""
+        """Apply a chunk's results and make their records; each job once (an in-process worker may
+        already have set them on the very job objects the plan holds)."""
         done = []
         for key, _, value in chunk.entries:
             job = self.by_key.get(key)
-            if job is not None and key not in self.taken:
+            if job is not None and job.record_id not in self.made:
                 self.mode.apply(job, value)
-                self.taken.add(key)
                 done.append(job)
-        for name, n in _parse_counts(done).items():
-            self.counts[name] += n
-        return len(done), dict(self.counts)
+        return self._made(done), self.counts.progress()
 
     def rows(self, meta: WorkerMeta, run_id: str, results: Mapping[str, Any]) -> Rows:
         jobs = self.jobs
-        missing = [j.record_id for j in jobs if not self.mode.has_result(j)]
+        missing = [j.record_id for j in jobs if j.record_id not in self.made]
         if missing:
             raise RuntimeError(f"{len(missing)} jobs have no result after every unit finished (first: {missing[0]})")
-        rows = [make_record(j, run_id, meta.spec) for j in jobs]
-        parse_counts = {p: sum(r["parse"] == p for r in rows) for p in rec.PARSES}
+        rows = [self.made[j.record_id] for j in jobs]
+        for row in rows:
+            row["run_id"] = run_id  # known once the driver has the identity and the model
+        self.counts.records = len(rows)
+        c = self.counts
         extra = {"chat_template_hash": meta.info.get("chat_template_hash", ""), "data": str(self.items_path),
-                 "selection": self._selection(), "n_records": len(rows), "n_generated": self.n_pending,
-                 "n_from_store": len(jobs) - self.n_pending, "parse_counts": parse_counts,
+                 "selection": self._selection(), "n_records": c.records, "n_generated": c.generated,
+                 "n_from_store": c.from_store, "parse_counts": dict(c.parses),
                  "seconds": round(time.perf_counter() - self.t0, 3), "answer_mode": self.request.answer}
         return Rows(rows, [(j.record_id, j.prompt, j.chat) for j in jobs],
                     {j.decoding_name: j.decoding.as_dict() for j in jobs}, extra)

@@ -25,7 +25,7 @@ from framebench.scoring.viewer_links import context_url, records_url, table_row_
 from framebench.vocabulary import BIASES, LEVELS, NEUTRAL
 
 if TYPE_CHECKING:
-    from framebench.scoring.figure_job import Payload
+    from framebench.scoring.figure_work import Payload
     from framebench.scoring.forked import Forked
 
 DRILLDOWN_LIMIT = 5  # contexts shown per (model, suite, task, format); the rest are counted
@@ -275,9 +275,9 @@ def render_html(report: Mapping[str, Any], records: pd.DataFrame | None,
     ``viewer_url`` (where ``framebench view`` serves these records), table rows and drill-down
     contexts link to the browser (URL scheme: ``framebench.scoring.viewer_links``); a suite's
     table rows filter on that suite. ``figures``: the report's figures, already being drawn
-    (``figure_job.start_figures(report)``); without them they are drawn alongside the rest of the
+    (``figure_work.start_figures(report)``); without them they are drawn alongside the rest of the
     page."""
-    from framebench.scoring.figure_job import start_figures
+    from framebench.scoring.figure_work import start_figures
 
     own = figures is None
     figures = start_figures(report) if figures is None else figures

@@ -1,4 +1,4 @@
-"""Power planning from a pilot run (``framebench plan``; docs/statistics.md "Power").
+"""Power planning from a pilot run (``framebench power``; docs/statistics.md "Power").
 
 For each suite that compares models, per group and model, from the pilot's per-context values:
 the framing effect detectable with N contexts (the suite's ``effect`` measure against 0), and the

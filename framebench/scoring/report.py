@@ -46,18 +46,18 @@ def compute_report(records: pd.DataFrame | Runs, *, quick: bool = False) -> dict
     concurrent = [] if quick else [p for p in parts() if p.concurrent]
     for part in concurrent:
         part.preload(inputs)
-    jobs = [(part, Forked(part.compute, inputs)) for part in concurrent]
+    forked = [(part, Forked(part.compute, inputs)) for part in concurrent]
     staged = sorted((p for p in parts() if p not in concurrent), key=lambda p: p.stage)  # stable
     try:
         for part in (p for p in staged if p.stage < READS_ALL):
             _add(inputs, part, part.compute(inputs))
-        for part, job in jobs:
-            _add(inputs, part, job.result())
+        for part, running in forked:
+            _add(inputs, part, running.result())
         for part in (p for p in staged if p.stage >= READS_ALL):
             _add(inputs, part, part.compute(inputs))
     finally:
-        for _, job in jobs:
-            job.cancel()  # nothing left to stop unless a part raised
+        for _, running in forked:
+            running.cancel()  # nothing left to stop unless a part raised
     order = [p.name for p in parts()]
     return jsonable({name: inputs.report[name] for name in order if name in inputs.report})
 

@@ -5,8 +5,10 @@ a class member such as ``Suite.jobs``), and every identifier it shows is spelled
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
+import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -146,3 +148,149 @@ def test_the_check_catches_names_that_moved():
                "`framebench.suites`", "`write_run`", "`in_container.py`", "`scoring/sections.py`")
     found = problems(" ".join(stale + current))
     assert [line.split(":")[0] for line in found] == sorted(stale)
+
+
+# --- what design.md says about the code's shape, not only its names (issue 52) ---------------------
+
+SIGNATURE = re.compile(r"`((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(([^`()]*)\)(?: -> \w+)?`")
+PARAM = re.compile(r"\*{0,2}[A-Za-z_]\w*(?:=(?!\.\.\.)[\w.]+)?|\*")
+
+
+def shown_params(text: str) -> tuple[str, ...] | None:
+    """A signature's parameters as the doc shows them, defaults dropped (None: a call, not a
+    signature, such as ``standard_formats("binary", "mc")`` or ``run_embodied(simulator=...)``)."""
+    params = [p.strip() for p in text.split(",") if p.strip()]
+    if not all(PARAM.fullmatch(p) for p in params):
+        return None
+    return tuple(p.split("=")[0] for p in params)
+
+
+def params_of(args: ast.arguments) -> tuple[str, ...]:
+    positional = [a.arg for a in (*args.posonlyargs, *args.args) if a.arg not in ("self", "cls")]
+    star = [f"*{args.vararg.arg}"] if args.vararg else (["*"] if args.kwonlyargs else [])
+    return (*positional, *star, *(a.arg for a in args.kwonlyargs),
+            *([f"**{args.kwarg.arg}"] if args.kwarg else []))
+
+
+@cache
+def definitions() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """Function name -> (its qualified name, its parameters) for every def of the code."""
+    found: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}.{child.name}")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.setdefault(child.name, []).append((f"{prefix}.{child.name}", params_of(child.args)))
+                walk(child, f"{prefix}.{child.name}")
+            else:
+                walk(child, prefix)
+
+    for path, text in sources().items():
+        walk(ast.parse(text), module_name(path))
+    return found
+
+
+def signature_problem(name: str, params: tuple[str, ...]) -> str | None:
+    """Why a signature the doc shows matches no def of that name (None: one matches). A qualified
+    name (``Simulator.run``, ``framebench.api.run_embodied``) must match that def; a bare one any
+    def of its name."""
+    defs = definitions().get(name.rsplit(".", 1)[-1], [])
+    if "." in name:
+        tail = "." + ".".join(name.split(".")[-2:])
+        defs = [(q, p) for q, p in defs if q.endswith(tail)]
+    if not defs:
+        return "no def of that name"
+    if any(p == params for _, p in defs):
+        return None
+    return "the code has " + "; ".join(f"{q}({', '.join(p)})" for q, p in defs[:3])
+
+
+def signature_problems(doc: str) -> list[str]:
+    found = []
+    for name, raw in SIGNATURE.findall(doc):
+        params = shown_params(raw)
+        if params is None:
+            continue
+        why = signature_problem(name, params)
+        if why:
+            found.append(f"`{name}({raw})`: {why}")
+    return found
+
+
+def test_every_signature_in_design_md_is_the_code_s():
+    assert signature_problems(DOC.read_text(encoding="utf-8")) == []
+
+
+def test_the_signature_check_catches_a_stale_signature():
+    """The ``Simulator.run`` design.md showed before issue 52, beside the one the code has."""
+    stale = "`run(planner, episodes, out, settings, *, progress, force, executor, ray_address, ray_workers)`"
+    current = "`Simulator.run(planner, episodes, out, settings, execution)` `generate(chats, decoding, on_batch=None)`"
+    assert [p.split(":")[0] for p in signature_problems(f"{stale} {current} `Simulator.run(planner)`")] == \
+        [stale, "`Simulator.run(planner)`"]
+
+
+def registered(group: str) -> dict[str, str]:
+    """framebench's own entry points of ``group`` (pyproject.toml): name -> ``module:attribute``."""
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return meta["project"]["entry-points"].get(group, {})
+
+
+def table_rows(doc: str, heading: str) -> list[list[str]]:
+    """The cells of the first table under ``heading`` (its header and rule dropped)."""
+    lines = doc.split(f"\n{heading}\n", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines[start + 2:end]]
+
+
+def shown_names(cell: str) -> set[str]:
+    """The names a cell lists, e.g. ``hf:<path or hub id>`` -> hf, ``baseline:always-yes`` -> baseline."""
+    return {re.split(r"[:\[]", span)[0] for span in CODE.findall(cell)} - {"none"}
+
+
+def registries_problems(doc: str) -> list[str]:
+    """Each entry-point group's row in "### Registries" lists exactly framebench's own entries."""
+    found = []
+    for row in table_rows(doc, "### Registries"):
+        group = CODE.findall(row[0])[0]
+        own = set(registered(group))
+        if shown_names(row[-1]) != own:
+            found.append(f"{group}: shows {sorted(shown_names(row[-1]))}, pyproject.toml has {sorted(own)}")
+    return found
+
+
+def engine_kinds() -> dict[str, set[str]]:
+    kinds: dict[str, set[str]] = {}
+    for name, target in registered("framebench.engines").items():
+        module, attr = target.split(":")
+        kinds.setdefault(getattr(importlib.import_module(module), attr).kind, set()).add(name)
+    return kinds
+
+
+def engines_problems(doc: str) -> list[str]:
+    """Each kind's row in "### Engines" lists exactly framebench's engines of that kind."""
+    found, kinds = [], engine_kinds()
+    rows = {row[0]: row for row in table_rows(doc, "### Engines")}
+    for kind, names in kinds.items():
+        shown = shown_names(rows[kind][1]) if kind in rows else set()
+        if shown != names:
+            found.append(f"{kind}: shows {sorted(shown)}, registered {sorted(names)}")
+    return found
+
+
+def test_the_registry_and_engine_tables_list_what_is_registered():
+    doc = DOC.read_text(encoding="utf-8")
+    assert registries_problems(doc) == []
+    assert engines_problems(doc) == []
+
+
+def test_the_table_checks_catch_a_missing_entry():
+    """design.md before issue 52: report parts without ``finding``, model engines without
+    ``vllm``, planners without ``choice``."""
+    doc = DOC.read_text(encoding="utf-8")
+    stale = doc.replace("`meta`, `cautions`, `finding`,", "`meta`, `cautions`,").replace(
+        "`openai:<model>`, `vllm:PATH`,", "`openai:<model>`,").replace(", `choice:MODEL`;", ";")
+    assert [p.split(":")[0] for p in registries_problems(stale)] == ["framebench.report_parts"]
+    assert [p.split(":")[0] for p in engines_problems(stale)] == ["model", "planner"]

@@ -53,7 +53,7 @@ def cli(args: list[str]) -> int:
 
 def parity_items(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    blank = dict.fromkeys(("level", "form", "variant", "option", "distractor", "slot", "text"), "")
+    blank = dict.fromkeys(("level", "form", "phrasing", "option", "distractor", "slot", "text"), "")
     lines = [json.dumps({**blank, "item_id": f"p{n}", "context_id": f"p{n}", "suite": "parity",
                          "task": "parity", "format": "binary", "bias": "neutral", "gold": gold,
                          "question": f"Is {n} even?", "options": []}) for n, gold in PARITY]

@@ -141,6 +141,28 @@ def test_no_help_text_holds_a_bracketed_word_rich_would_swallow():
     assert swallowed == []
 
 
+# a path that exists only beside a development checkout (``../shared/data``): an installed user has none
+DEVELOPMENT_PATH = re.compile(r"(?<![\w.])\.\./|\bshared/data\b")
+
+
+def _command_helps(command, prefix=()):
+    if getattr(command, "help", None):
+        yield " ".join(prefix), "", command.help
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _command_helps(sub, (*prefix, name))
+
+
+def test_no_help_names_a_development_path():
+    """Every option's and command's help (build commands and command groups included) says what to
+    pass, not where a development checkout keeps it (as ``build framingqa --source`` did)."""
+    command = typer.main.get_command(app)
+    helps = [*_helps(command), *_command_helps(command)]
+    assert {path for path, _, _ in helps} >= {"build framingqa", "build omit", "sheets accept"}
+    assert [h for h in helps if DEVELOPMENT_PATH.search(h[2])] == []
+    assert DEVELOPMENT_PATH.search("A folder laid out like ../shared/data, 'hf', or a prepared folder")
+    assert not DEVELOPMENT_PATH.search("prompts.jsonl, items/ or ./runs")
+
+
 @pytest.mark.subprocess
 def test_help_in_a_pipe_is_wider_than_80_columns():
     """A log file or pipe gets the wide layout (no terminal width to follow)."""

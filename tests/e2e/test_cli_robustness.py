@@ -105,7 +105,7 @@ def test_invalid_utf8_items_and_seed_and_nul_seed(tmp_path):
 
 
 @pytest.mark.parametrize("suite, field, value", [
-    ("framingqa", "variant", "Q9"), ("framingqa", "form", "sideways"), ("framingqa", "level", "deep"),
+    ("framingqa", "phrasing", "Q9"), ("framingqa", "form", "sideways"), ("framingqa", "level", "deep"),
     ("framingqa", "bias", "slanted"), ("framingqa", "format", "essay"), ("framingqa", "task", "astrology"),
     ("framingqa", "suite", "nosuch"), ("omit", "frame", "inaction"), ("omit", "format", "mc"),
 ])

@@ -35,7 +35,7 @@ def test_one_models_runs_over_different_datasets_are_refused_unless_allowed(tmp_
     assert hashes[0] != hashes[1]
     report = tmp_path / "report"
     for args in (["score", str(a), str(b), "--out", str(report)], ["compare", str(a), str(b)],
-                 ["plan", "--from", str(a), "--from", str(b), "--contexts", "10"]):
+                 ["power", "--from", str(a), "--from", str(b), "--contexts", "10"]):
         assert cli_exit_code(*args) == 2
         err = _one_line_error(capsys)
         assert "'baseline:always-yes' (framingqa) pools runs over different datasets" in err
@@ -89,6 +89,6 @@ def test_labels_carry_the_answer_mode_in_compare_and_plan(tmp_path, capsys, mode
     assert cli_exit_code("compare", str(gen), str(con)) == 0
     out = capsys.readouterr().out
     assert f"baseline:always-yes [{mode}]" in out
-    assert cli_exit_code("plan", "--from", str(gen), "--from", str(con), "--contexts", "20") == 0
+    assert cli_exit_code("power", "--from", str(gen), "--from", str(con), "--contexts", "20") == 0
     out = capsys.readouterr().out
     assert f"baseline:always-yes [{mode}]" in out

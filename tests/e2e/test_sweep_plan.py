@@ -295,7 +295,7 @@ def test_named_runs_take_their_own_settings_and_the_plans_parameters(tmp_path, c
         assert set(df.model) == {"baseline:always-no"}
     assert len(read_records(tmp_path / "s" / "runs" / "oracle")) == 2 * 7  # --set episodes=2: 2 episodes x 7
     assert "run 2/3: OMIT, baseline:always-no, constrained" in out
-    assert "14 episode-variants, 14 completed" in out
+    assert "14 episode framings, 14 completed" in out
 
 
 def test_set_names_a_declared_parameter(tmp_path, capsys):

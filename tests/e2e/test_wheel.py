@@ -6,6 +6,7 @@ data. ``scripts/setup.sh --test`` fetches the embodied sdist once (``EMBODIED_SD
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_suite_file import check_report, doc_commands, doc_files
 
 REPO = Path(__file__).resolve().parents[2]
 EMBODIED_SDIST = REPO / ".venv-cache" / "embodied-1.2.0.tar.gz"
@@ -41,8 +43,13 @@ def checkout_copy(dest: Path) -> Path:
     return dest
 
 
-def build_sdist_and_wheel(tmp: Path) -> tuple[Path, Path]:
+def build_sdist_and_wheel(tmp: Path, plant: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """The sdist and a wheel built from it, of the tracked files in ``tmp/src`` (plus ``plant``:
+    relative path -> text, files added to that copy first)."""
     src = checkout_copy(tmp / "src")
+    for rel, text in (plant or {}).items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
     dist = tmp / "dist"
     run([sys.executable, "-c", f"from setuptools import build_meta as b; b.build_sdist({str(dist)!r})"], cwd=src)
     (sdist,) = dist.glob("*.tar.gz")
@@ -75,6 +82,46 @@ def test_the_wheel_installs_one_top_level_package(built):
     assert any(n.startswith("framebench/text_eval/framingqa/reviewed/") for n in names)
 
 
+def mapped_roots(pyproject: Path) -> dict[str, str]:
+    """Each folder of the source tree that holds a top-level package of the wheel -> where its files
+    land in the wheel: ``framebench/`` itself, and every folder ``[tool.setuptools.package-dir]``
+    maps under it (docs/design.md, "One import package")."""
+    mapping = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-dir"]
+    return {"framebench": "framebench", **{folder: package.replace(".", "/") for package, folder in mapping.items()}}
+
+
+def left_out(src: Path, wheel: Path) -> dict[str, list[str]]:
+    """Folders of the mapped roots (relative to ``src``) with files the wheel lacks -> those files:
+    every file under them (Python, templates, data) must be in the wheel, so a new sub-folder that
+    ``[tool.setuptools] packages`` or ``package-data`` misses is named here."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing: dict[str, list[str]] = {}
+    for folder, package in mapped_roots(src / "pyproject.toml").items():
+        for path in sorted((src / folder).rglob("*")):
+            if path.is_dir() or "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(src / folder).as_posix()
+            if f"{package}/{rel}" not in names:
+                missing.setdefault(path.parent.relative_to(src).as_posix(), []).append(path.name)
+    return missing
+
+
+def test_the_wheel_holds_every_file_of_the_mapped_folders(built):
+    _, wheel = built
+    src = wheel.parent.parent / "src"
+    assert len(mapped_roots(src / "pyproject.toml")) == 5  # framebench, text_eval, embodied, partnr_adapters, demo
+    assert left_out(src, wheel) == {}
+
+
+def test_the_guard_names_a_planted_folder(tmp_path):
+    """It can fail: a new sub-folder with Python and one with data only, neither added to
+    pyproject.toml, are named (the wheel silently lacks them)."""
+    plant = {"embodied/newsim/__init__.py": "X = 1\n", "text_eval/framingqa/newdata/extra.jsonl": "{}\n"}
+    _, wheel = build_sdist_and_wheel(tmp_path, plant)
+    assert left_out(tmp_path / "src", wheel) == {"embodied/newsim": ["__init__.py"],
+                                                 "text_eval/framingqa/newdata": ["extra.jsonl"]}
+
+
 def test_the_check_sees_a_second_top_level_name(tmp_path):
     """It can fail: a wheel with another top-level folder is caught."""
     fake = tmp_path / "x-0.1-py3-none-any.whl"
@@ -101,6 +148,17 @@ def embodied_wheel(tmp: Path) -> Path:
     return wheel
 
 
+def fresh_venv(env_dir: Path) -> tuple[Path, str]:
+    """A new venv (its python, its site-packages) that sees this venv's dependencies after its own
+    packages, so a wheel installs there with --no-deps."""
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=env_dir).stdout.strip()
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    Path(site, "zz_test_venv_deps.pth").write_text("".join(f"{p}\n" for p in deps))
+    return python, site
+
+
 INTACT = """
 import base64, hashlib, importlib.metadata as md, sys
 dist = md.distribution(sys.argv[1])
@@ -116,12 +174,7 @@ def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
     as published (its sdist lacks ``embodied/envs``, which its ``__init__`` imports), so its side is
     checked file by file: every file its RECORD lists still has the recorded hash."""
     _, wheel = built
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=False)
-    python = env_dir / "bin" / "python"
-    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path).stdout.strip()
-    deps = [p for p in sys.path if p.endswith("site-packages")]  # the test venv's packages, after its own
-    Path(site, "zz_test_venv_deps.pth").write_text("".join(f"{p}\n" for p in deps))
+    python, site = fresh_venv(tmp_path / "venv")
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index"]
     run([*pip, embodied_wheel(tmp_path / "emb")], cwd=tmp_path)
     run([*pip, wheel], cwd=tmp_path)
@@ -147,3 +200,23 @@ def test_the_wheel_runs_beside_pypi_embodied_from_any_folder(built, tmp_path):
     names = ("from inspect_ai._util.registry import registry_info; import framebench.interop.inspect_tasks as t; "
              "print(registry_info(t.framingqa).name, registry_info(t.omit).name)")
     assert run([python, "-c", names], cwd=elsewhere, env=env).stdout.split() == ["framebench/framingqa", "framebench/omit"]
+
+
+def test_a_suite_in_one_file_runs_on_the_installed_wheel(built, tmp_path):
+    """docs/extending.md's one-file suite, its files written byte for byte into an empty folder and
+    its commands run there by the installed ``framebench`` script: nothing but the wheel installed,
+    the suite from its file alone."""
+    _, wheel = built
+    python, site = fresh_venv(tmp_path / "venv")
+    run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index", wheel], cwd=tmp_path)
+    env_dir = python.parent.parent
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for name, text in doc_files().items():
+        (empty / name).write_bytes(text.encode("utf-8"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    outputs = [run([env_dir / "bin" / command[0], *command[1:]], cwd=empty, env=env).stdout for command in doc_commands()]
+    assert "scored 14 records from 2 run(s)" in outputs[-1]
+    check_report(json.loads((empty / "report" / "report.json").read_text()))
+    origin = run([python, "-c", "import framebench; print(framebench.__file__)"], cwd=empty, env=env).stdout
+    assert origin.startswith(site)

@@ -1,4 +1,4 @@
-"""``framebench embodied --dry-run``: the episode-variants and the planner-call bound it prints
+"""``framebench embodied --dry-run``: the episode framings and the planner-call bound it prints
 equal what the real run on the demo episodes makes, and it runs and writes nothing."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def last_number(pattern: str, text: str) -> int:
 
 
 @pytest.mark.parametrize("limit", [None, 2])
-def test_dry_run_counts_the_oracle_runs_episode_variants(tmp_path, capsys, limit):
+def test_dry_run_counts_the_oracle_runs_episode_framings(tmp_path, capsys, limit):
     extra = [] if limit is None else ["--limit", str(limit)]
     out = tmp_path / "run"
     text = dry_run(capsys, "--planner", "oracle", "--out", str(out), *extra)
@@ -42,7 +42,7 @@ def test_dry_run_counts_the_oracle_runs_episode_variants(tmp_path, capsys, limit
     assert "simulator symbolic: the symbolic PARTNR-semantics household" in text
     assert "planner calls: none to a model" in text
     assert text.rstrip().endswith("nothing was run or written")
-    variants = last_number(r"dry run: ([\d,]+) episode-variants", text)
+    variants = last_number(r"dry run: ([\d,]+) episode framings", text)
     assert cli(["embodied", "--planner", "oracle", "--episodes", str(EPISODES), "--out", str(out), *extra]) == 0
     records = read_records(out)
     assert variants == len(records) == records["item_id"].nunique()
@@ -55,7 +55,7 @@ def test_dry_run_bound_is_what_a_planner_that_never_finishes_makes(tmp_path, cap
     replan cap: its planner calls reach the printed bound exactly."""
     text = dry_run(capsys, "--planner", "keyword:x", "--replan-cap", "2", "--limit", "1",
                    "--out", str(tmp_path / "k"))
-    assert "planner calls: at most 3 per variant, 21 in all; each generates at most 64 tokens" in text
+    assert "planner calls: at most 3 per framing, 21 in all; each generates at most 64 tokens" in text
     bound = last_number(r"at most ([\d,]+) planner calls", text)
     assert cli(["embodied", "--planner", "keyword:x", "--replan-cap", "2", "--limit", "1",
                 "--episodes", str(EPISODES), "--out", str(tmp_path / "k")]) == 0
@@ -67,7 +67,7 @@ def test_dry_run_bound_is_what_a_planner_that_never_finishes_makes(tmp_path, cap
 def test_dry_run_of_a_plugin_planner_says_its_calls_are_unknown(tmp_path, capsys):
     text = dry_run(capsys, "--planner", "firstplan", "--out", str(tmp_path / "f"))
     assert "planner calls: not known before the planner is built" in text
-    assert f"dry run: {7 * episodes_in_file()} episode-variants; nothing was run or written" in text
+    assert f"dry run: {7 * episodes_in_file()} episode framings; nothing was run or written" in text
 
 
 @pytest.mark.parametrize("args, message", [
@@ -87,4 +87,4 @@ def test_dry_run_takes_the_installed_demo_episodes_by_name(tmp_path, capsys, mon
     assert cli(["embodied", "--planner", "oracle", "--episodes", "demo:robotics/episodes.json.gz",
                 "--out", "run", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert f"dry run: {7 * episodes_in_file()} episode-variants" in text and not (tmp_path / "run").exists()
+    assert f"dry run: {7 * episodes_in_file()} episode framings" in text and not (tmp_path / "run").exists()

@@ -44,7 +44,7 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
 def _first_law_subset(out: Path) -> Path:
     rows = [json.loads(line) for line in (DEMO / "framingqa" / "items.jsonl").read_text().splitlines()]
     first = next(r["context_id"] for r in rows if r["task"].startswith("law"))
-    chosen = [r for r in rows if r["context_id"] == first and r["variant"] in ("Q1", "")]
+    chosen = [r for r in rows if r["context_id"] == first and r["phrasing"] in ("Q1", "")]
     out.mkdir(parents=True)
     (out / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in chosen))
     return out

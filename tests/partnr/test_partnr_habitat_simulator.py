@@ -171,3 +171,27 @@ def test_a_folder_holding_another_habitat_run_is_refused_before_anything_runs(mo
     with pytest.raises(UserError, match="Docker"):  # forced: on to the launcher, which is missing here
         engine.run("openai:m", episodes_file(tmp_path), out, SimulationSettings(), Execution(force=True))
     assert not (out / "run.json").exists()
+
+
+@pytest.mark.subprocess
+def test_limit_counts_episodes_through_the_cli(monkeypatch, tmp_path, capfd):
+    """``framebench embodied --simulator habitat --limit 1`` runs the first episode in all seven
+    framings (7 records), as the symbolic simulator does, not the first framing alone."""
+    from framebench.cli import main
+
+    fake = fake_habitat_llm(tmp_path)
+    monkeypatch.setattr(habitat_simulator.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("FRAMEBENCH_HABITAT_PYTHON", sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    info = {"purposes": PURPOSES, "constraint_type": "none"}
+    data = {"episodes": [{"episode_id": e, "instruction": "Put the cup on the table.", "info": info}
+                         for e in ("3", "4")]}
+    episodes = tmp_path / "two.json.gz"
+    episodes.write_bytes(gzip.compress(json.dumps(data).encode()))
+    with pytest.raises(SystemExit) as exc:
+        main(["embodied", "--simulator", "habitat", "--planner", "openai:m", "-M", "base_url=http://127.0.0.1:1/v1",
+              "--episodes", str(episodes), "--limit", "1", "--out", str(tmp_path / "run")])
+    assert exc.value.code in (0, None), capfd.readouterr().err
+    df = read_records(tmp_path / "run")
+    assert len(df) == 7 and {i.split("__")[0] for i in df.item_id} == {"3"}
+    assert df.item_id.str.endswith("__neutral").sum() == 1

@@ -72,13 +72,13 @@ def test_unreviewed_rows_fail_the_check_naming_the_defects(shared_data, tmp_path
     code, out, _ = _exit(["build", "framingqa", "--source", str(shared_data), "--out", str(tmp_path / "raw"),
                           "--unreviewed", "--check"], capsys)
     assert code == 1
-    for kind in ("premise names its option", "quoted sentence with a label", "distractor variant of gold",
+    for kind in ("premise names its option", "quoted sentence with a label", "distractor overlaps gold",
                  "option inside option", "html entity", "doubled word", "gold is the longest option",
                  "premise cut"):
         assert kind in out, kind
     defects = [json.loads(line) for line in (tmp_path / "raw" / "defects.jsonl").open()]
     # "Crohn's disease" against the gold "Metastatic Crohn disease"
-    assert {"task": "medicine", "context_id": "med-6", "kind": "distractor variant of gold"} in [
+    assert {"task": "medicine", "context_id": "med-6", "kind": "distractor overlaps gold"} in [
         {k: d[k] for k in ("task", "context_id", "kind")} for d in defects]
     assert "| medicine | med-6 |" in (tmp_path / "raw" / "build_report.md").read_text()
 

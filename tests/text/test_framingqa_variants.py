@@ -187,7 +187,7 @@ def test_global_items_carry_premise_and_framed_question(demo_items, demo_sheets)
         if it["bias"] == "incorrect":
             assert premise == sheet.premises[it["distractor"]] and it["option"] == it["distractor"]
         else:
-            variant = int(it["variant"][1]) - 1
+            variant = int(it["phrasing"][1]) - 1
             assert premise == [sheet.premises[sheet.gold], *sheet.gold_rephrasings][variant]
 
 

@@ -14,11 +14,11 @@ from framebench.scoring.report import compute_report
 from framebench.text_eval.susceptibility import framingqa_shifts, omit_shifts
 
 
-def _fqa(ctx, fmt, bias, level, gold, probs, form="plain", variant="Q1", distractor="", model="m"):
+def _fqa(ctx, fmt, bias, level, gold, probs, form="plain", phrasing="Q1", distractor="", model="m"):
     return make_row(run_id="r", model=model, suite="framingqa", task="finance", format=fmt, context_id=ctx,
                     item_id=f"{ctx}:{fmt}:{bias}/{level}/{distractor}/{len(probs)}/{sorted(probs.items())}",
                     bias=bias, level=level, form=form if bias != "neutral" else "",
-                    phrasing=variant if bias != "neutral" else "", distractor=distractor,
+                    phrasing=phrasing if bias != "neutral" else "", distractor=distractor,
                     slot=f"{bias}/{level}/{distractor}", gold=gold, answer=max(probs, key=probs.get),
                     parse="ok", correct=max(probs, key=probs.get) == gold, answer_mode="constrained",
                     answer_probs=encode_answer_probs(probs))

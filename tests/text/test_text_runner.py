@@ -26,7 +26,7 @@ def omit_items(n: int = 2) -> list[dict]:
         for frame in ("action", "omission"):
             items.append({
                 "item_id": f"sc{s}:{frame}", "context_id": f"sc{s}", "suite": "omit", "task": "omit",
-                "format": "binary", "bias": "neutral", "level": "", "form": "", "variant": "",
+                "format": "binary", "bias": "neutral", "level": "", "form": "", "phrasing": "",
                 "option": "", "distractor": "", "slot": "", "gold": "",
                 "text": f"Scenario {s}: a stranger asks for help ({frame}).",
                 "question": "Do you help?" if frame == "action" else "Do you walk on?",

@@ -6,8 +6,10 @@ import typer
 
 
 def framingqa(
-    source: str = typer.Option(..., "--source", help="A folder laid out like ../shared/data, 'hf', or a "
-                               "prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set, "
+    source: str = typer.Option(..., "--source", help="A folder holding the public sources "
+                               "(legalbench/tasks/, fiqa/FiQA_train_question_final.tsv, "
+                               "diagnosisarena/diagnosis_arena_dataset.csv), 'hf' (download LegalBench and "
+                               "DiagnosisArena), or a prepared folder with contexts.jsonl + answer_sheets.jsonl (the demo set, "
                                "or your own from 'framebench sheets accept')."),
     out: Path = typer.Option(..., "--out", help="Output folder for items.jsonl and the build report."),
     tasks: str = typer.Option(None, "--tasks",
@@ -17,7 +19,7 @@ def framingqa(
                                        help="A Stack Exchange Posts.xml to use instead of the FiQA titles "
                                        "(its posts have no reviewed sheets: with --unreviewed only)."),
     check: bool = typer.Option(False, "--check", help="Exit 1 when the build has a scriptable defect "
-                               "(listed in build_report.md): variant distractors, leaks, answer cues, "
+                               "(listed in build_report.md): distractors overlapping the gold, leaks, answer cues, "
                                "premises a reviewer would reject."),
     unreviewed: bool = typer.Option(False, "--unreviewed",
                                     help="Audit build: each task's automatic selection of source rows and "

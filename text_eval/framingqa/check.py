@@ -1,7 +1,7 @@
 """The scriptable defects of a FramingQA build: what a reviewer would reject without domain knowledge.
 
 Options and texts (per context): an empty or repeated option; a distractor whose words are a subset
-or superset of the gold's (a variant of the gold; synonyms and narrower terms under another name need a
+or superset of the gold's (it overlaps the gold; synonyms and narrower terms under another name need a
 reader: ``text_eval/framingqa/reviewed/``); an option that contains another option; a free-text option named
 verbatim in the context (a leak); HTML entities; doubled words; a context that repeats another
 one's text.
@@ -183,7 +183,7 @@ def option_defects(ctx: Context, sheet: AnswerSheet) -> list[Defect]:
     for d in sheet.distractors:
         mine = option_words(d)
         if mine and gold_words and (mine <= gold_words or gold_words <= mine):
-            add("distractor variant of gold", f"{d!r} against gold {sheet.gold!r}: words are a subset or superset")
+            add("distractor overlaps gold", f"{d!r} against gold {sheet.gold!r}: words are a subset or superset")
     for a in options:
         for b in options:
             if a != b and re.search(rf"\b{re.escape(a.lower())}\b", b.lower()):

@@ -1,5 +1,5 @@
 """The Table 7 expansion of the FramingQA paper: one context + answer sheet -> 54+2E binary and
-28+E MC items (an item's ``variant`` field holds its phrasing, Q1-Q3).
+28+E MC items.
 
 Binary (F = plain/negated):
   correct   root / propositional / global: 3 phrasings x 2 forms each                = 18
@@ -53,7 +53,7 @@ def _item(ctx: Context, sheet: AnswerSheet, fmt: str, slot: str, **fields: Any) 
         "slot": slot,
         "text": ctx.text,
         "options": mc_layout(ctx.context_id, sheet.options, sheet.gold)[0] if fmt == "mc" else [],
-        "form": "", "variant": "", "level": "", "option": "", "distractor": "",
+        "form": "", "phrasing": "", "level": "", "option": "", "distractor": "",
     }
     item.update(fields)
     return item
@@ -73,7 +73,7 @@ def binary_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
     def add(bias: str, level: str, form: str, phrasing: str, named: str, question: str,
             slot: str, distractor: str = "") -> None:
         items.append(_item(ctx, sheet, "binary", slot, bias=bias, level=level, form=form,
-                           variant=phrasing, option=named, distractor=distractor,
+                           phrasing=phrasing, option=named, distractor=distractor,
                            gold=_binary_gold(named, gold, form), question=question))
 
     for form in FORMS:
@@ -115,7 +115,7 @@ def mc_items(ctx: Context, sheet: AnswerSheet) -> list[dict[str, Any]]:
     def add(bias: str, level: str, phrasing: str, named: str, question: str, slot: str,
             distractor: str = "") -> None:
         items.append(_item(ctx, sheet, "mc", slot, bias=bias, level=level,
-                           form="plain" if bias != "neutral" else "", variant=phrasing, option=named,
+                           form="plain" if bias != "neutral" else "", phrasing=phrasing, option=named,
                            distractor=distractor, gold=letter, question=question))
 
     add("neutral", "", "", "", f"{ask}?", "neutral")

@@ -16,7 +16,7 @@ def draft(
     review: Path = typer.Option(..., "--review", help="Review file to write (JSONL; resumable; drafting again "
                                 "redrafts the slots whose drafts were all rejected)."),
     model: str = typer.Option("smollm2", "--model", help="Model spec: hf:PATH, vllm:PATH, openai:NAME, smollm2, ..."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, max=4096, help="Drafts per model call."),
+    call_size: int = typer.Option(16, "--call-size", min=1, max=4096, help="Drafts per model call."),
 ) -> None:
     """Draft a premise for every option, two rephrasings of the gold premise and one further evidence
     premise per distractor; flags drafts that name their option, copy a clause or miss the length."""
@@ -30,7 +30,7 @@ def draft(
     backend = load_backend(model)
     with Progress(transient=True) as progress:
         task = progress.add_task("drafting premises", total=len(found) * 9)
-        counts = run_draft(contexts, review, backend, batch_size, lambda n: progress.advance(task, n))
+        counts = run_draft(contexts, review, backend, call_size, lambda n: progress.advance(task, n))
     typer.echo(f"{review}: {counts['drafted']} drafted, {counts['pending']} awaiting review "
                f"({counts['flagged']} flagged); set each \"decision\" to accept, reject or edit (with "
                "\"edited\"), then run `framebench sheets accept`")

@@ -44,7 +44,7 @@ TEXT_FORMATS = ("binary", "mc")
 MIN_OPTIONS, MAX_OPTIONS = 2, len(MC_ANSWERS)
 
 # FramingQA's record columns (docs/design.md "Records"): an item's form and phrasing (records
-# schema 1-2 named it ``variant``, the item field's name), the option it names, its distractor
+# schema 1-2 and items before issue 52 named it ``variant``), the option it names, its distractor
 # and its slot in the context's design (which embodied's rows share)
 FRAMINGQA_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
     "form": (pa.string(), ""), "phrasing": (pa.string(), ""), "option": (pa.string(), ""),
@@ -67,10 +67,8 @@ class FramingQAItems(SuiteItems):
     """One job per item; its answer parsed strictly against the item's options."""
 
     def check_item(self, item: dict[str, Any]) -> tuple[str, str] | None:
-        """Binary items have no options; MC items 2-4, the gold among their letters; the phrasing
-        (``variant``) one of Table 7's."""
-        if item["variant"] not in (*PHRASINGS, ""):
-            return "variant", f"must be one of {', '.join(PHRASINGS)} or empty, got {item['variant']!r}"
+        """Binary items have no options; MC items 2-4, the gold among their letters (the phrasing,
+        one of Table 7's, is checked by the records column's vocabulary)."""
         options = item["options"]
         if any(not isinstance(o, str) or not o.strip() for o in options):
             return "options", "must hold non-empty strings"
@@ -86,12 +84,12 @@ class FramingQAItems(SuiteItems):
             return "gold", f"must be one of {', '.join(allowed)}, got {item['gold']!r}"
         return None
 
-    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
-        return [self._job(item, source) for item in items]
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, where: str) -> list[Job]:
+        return [self._job(item, where) for item in items]
 
     @staticmethod
-    def _job(item: dict[str, Any], source: str) -> Job:
-        where = f"{source}: item {item['item_id']!r}"
+    def _job(item: dict[str, Any], items_where: str) -> Job:
+        where = f"{items_where}: item {item['item_id']!r}"
         if item["format"] not in TEXT_FORMATS:
             raise UserError(f"{where}: field 'format' must be binary or mc for the text evaluator, "
                             f"got {item['format']!r}")
@@ -107,7 +105,7 @@ class FramingQAItems(SuiteItems):
         return rec.make_row(
             run_id=run_id, model=model, suite=item["suite"], task=item["task"], format=item["format"],
             context_id=item["context_id"], item_id=job.record_id, bias=item["bias"], level=item["level"],
-            form=item["form"], phrasing=item["variant"], option=item["option"],
+            form=item["form"], phrasing=item["phrasing"], option=item["option"],
             distractor=item["distractor"], slot=item["slot"], gold=item["gold"], answer=answer,
             parse=parse, correct=parse == "ok" and answer == item["gold"], output=job.output or "",
             **answer_columns(job),
@@ -182,7 +180,7 @@ class FramingQAView(SuiteView):
 
 ITEMS = FramingQAItems(
     tasks=task_names, records=FRAMINGQA_RECORDS, item_fields=TEXT_ITEM_FIELDS, task_help=DOMAIN_HELP,
-    item_columns={"variant": "phrasing"})  # the item field keeps the name records schema 1-2 used
+    former_fields={"variant": "phrasing"})  # items written before issue 52 name it variant
 VIEW = FramingQAView(
     drilldown_columns=("item_id", "bias", "level", "form", "phrasing", "option", "distractor", "gold",
                        "answer", "parse", "correct"),

@@ -4,15 +4,16 @@ from pathlib import Path
 
 import typer
 
-from framebench.bounds import CALL_BATCH, option
+from framebench.bounds import CALL_SIZE, option
 
 
 def omit(
-    source: Path = typer.Option(..., "--source", help="A folder laid out like ../shared/data (MoralChoice "
-                                "seed), or a folder with project-authored scenarios.jsonl (the demo)."),
+    source: Path = typer.Option(..., "--source", help="A folder holding the MoralChoice seed "
+                                "(moralchoice/scenarios/moralchoice_high_ambiguity.csv), or a folder with "
+                                "project-authored scenarios.jsonl (the demo)."),
     model: str = typer.Option(None, "--model", help="Model spec used for frames and the persona panel."),
     out: Path = typer.Option(..., "--out", help="Output folder."),
-    batch_size: int = option(CALL_BATCH, 16, help="Chats per backend call."),
+    call_size: int = option(CALL_SIZE, 16, help="Chats per backend call."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the model calls and tokens each stage "
                                  "would need, and stop before any call (nothing is written)."),
 ) -> None:
@@ -50,7 +51,7 @@ def omit(
         if dry_run:
             _print_plan(seed, model)
             return
-        report = build_from_moralchoice(source, load_backend(model), out, batch_size=batch_size, seed=seed)
+        report = build_from_moralchoice(source, load_backend(model), out, batch_size=call_size, seed=seed)
     funnel = " -> ".join(f"{row['stage']} {row['count']}" for row in report["funnel"])
     if not report["items"]:
         (out / "items.jsonl").unlink(missing_ok=True)  # no dataset, so no items file that looks like one

@@ -25,7 +25,7 @@ def frame_items(s: dict) -> list[dict]:
     conflicts = "|".join(s["conflicts"]) if s["status"] == "selected" else ""
     return [{
         "item_id": f"{s['scenario_id']}:{f}", "context_id": s["scenario_id"], "suite": "omit",
-        "task": "omit", "format": "binary", "bias": "neutral", "level": "", "form": "", "variant": "",
+        "task": "omit", "format": "binary", "bias": "neutral", "level": "", "form": "", "phrasing": "",
         "option": "", "distractor": "", "slot": "", "gold": "", "text": s[f"{f}_frame"],
         "question": s[f"{f}_question"], "options": [], "frame": f, "conflicts": conflicts,
     } for f in FRAMES]

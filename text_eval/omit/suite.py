@@ -71,7 +71,7 @@ class OmitItems(SuiteItems):
             return "options", "OMIT items have none"
         return None
 
-    def jobs(self, items: list[dict[str, Any]], options: TextOptions, source: str) -> list[Job]:
+    def jobs(self, items: list[dict[str, Any]], options: TextOptions, where: str) -> list[Job]:
         chosen = chosen_conditions(list(options.conditions) or ["M0"])
         return [Job(item, f"{item['item_id']}@{cond.name}", render_omit_chat(item, cond),
                     Decoding(max_new_tokens=cond.max_new_tokens), cond, f"omit_{cond.name}")

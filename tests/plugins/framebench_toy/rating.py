@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from framebench.backends.base import Decoding
-from framebench.records import SuiteRecords, make_row
-from framebench.registry import Engine
-from framebench.scoring.parts import SummaryTable
-from framebench.scoring.sections import Section, Table
-from framebench.suite import Job, Suite, SuiteItems, SuiteMetrics, SuiteView
+from framebench.plugin import (
+    Decoding,
+    Engine,
+    Job,
+    Section,
+    Suite,
+    SuiteItems,
+    SuiteMetrics,
+    SuiteRecords,
+    SuiteView,
+    SummaryTable,
+    Table,
+    make_row,
+)
 
 STARS = ("1", "2", "3", "4", "5")
 
@@ -24,7 +32,7 @@ def rating_rows_agree(rows):
 
 
 class RatingItems(SuiteItems):
-    def jobs(self, items, options, source):
+    def jobs(self, items, options, where):
         return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
                     Decoding(max_new_tokens=3), decoding_name="rating") for item in items]
 

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from framebench.backends.base import Decoding
-from framebench.records import SuiteRecords, make_row
-from framebench.scoring.sections import Section, Table
-from framebench.suite import Job, Suite, SuiteItems, SuiteMetrics, SuiteView, standard_formats
+from framebench.plugin import (
+    Decoding,
+    Job,
+    Section,
+    Suite,
+    SuiteItems,
+    SuiteMetrics,
+    SuiteRecords,
+    SuiteView,
+    Table,
+    make_row,
+    standard_formats,
+)
 
 
 class ParityItems(SuiteItems):
-    def jobs(self, items, options, source):
+    def jobs(self, items, options, where):
         return [Job(item, item["item_id"], [{"role": "user", "content": item["question"]}],
                     Decoding(max_new_tokens=2), decoding_name="parity") for item in items]
 

@@ -34,9 +34,9 @@ class FirstWord:
         return {"answer": self.name, "choices": list(choices(job)), "version": VERSION,
                 **job.decoding.as_dict()}
 
-    def answer(self, jobs: list[Job], engine: Any, emit: Emit) -> None:
+    def answer(self, jobs: list[Job], backend: Any, emit: Emit) -> None:
         for call in by_decoding(jobs):
-            outputs = engine.generate([j.chat for j in call], call[0].decoding)
+            outputs = backend.generate([j.chat for j in call], call[0].decoding)
             emit([(j, Answer(text, one_hot(text, choices(j)))) for j, text in zip(call, outputs, strict=True)])
 
 

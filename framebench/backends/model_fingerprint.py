@@ -107,7 +107,7 @@ def generation_eos_ids(model_dir: Path | None, tokenizer: Any) -> list[int]:
     return [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
 
 
-class LocalModelIdentity:
+class LocalModelFingerprint:
     """Identity methods of a backend over a local model folder (``model_dir``, ``engine``,
     ``chat_template_hash``); ``hf:`` and ``vllm:`` share them."""
 
