@@ -166,6 +166,22 @@ def _stratify(out: pd.DataFrame, grouped: pd.core.groupby.SeriesGroupBy, by: lis
     out.loc[use.index, "df"] = df
 
 
+def grouped_share_intervals(frame: pd.DataFrame, by: list[str], column: str, stratum: str) -> pd.DataFrame:
+    """:func:`stratified_proportion_intervals` of ``column`` (per-context 0/1 values or shares)
+    within each group of ``by``, counted per ``stratum`` (a group holding one stratum gets
+    Wilson's interval, one pooling several the stratified score interval), for many groups at
+    once: a frame indexed by the groups with ``estimate``, ``low``, ``high`` (NaN: no interval)
+    and ``n`` (contexts with a finite value; groups without one are left out)."""
+    rows = frame.loc[np.isfinite(frame[column].to_numpy(float))]
+    per = rows.groupby([*by, stratum], sort=True, observed=True)[column].agg(["sum", "size"])
+    sums, ns = (per[c].unstack(stratum, fill_value=0) for c in ("sum", "size"))
+    bounds = stratified_proportion_intervals(sums.to_numpy(float), ns.to_numpy(float))
+    out = pd.DataFrame({"estimate": sums.sum(axis=1) / ns.sum(axis=1), "n": ns.sum(axis=1)}, index=sums.index)
+    out["low"] = [np.nan if ci is None else ci[0] for ci in bounds]
+    out["high"] = [np.nan if ci is None else ci[1] for ci in bounds]
+    return out[["estimate", "low", "high", "n"]]
+
+
 def _clip01(low: float, high: float) -> list[float]:
     # statsmodels returns about 1e-18 (not 0) at count 0: the bound is 0
     return [0.0 if low < 1e-12 else min(float(low), 1.0), 1.0 if high > 1 - 1e-12 else max(float(high), 0.0)]
