@@ -10,12 +10,13 @@ and global levels, the premise rewordings of correct-bias propositional rows (in
 propositional rows differ by the distractor their evidence points to, not by a rewording, and
 form no triple); it is *alike* when all three are parsed and give the same answer.
 
-Per (model, task, format, context, level, bias), ``bias`` also ``all`` (both biases):
+Per (model, task, format, context, level, bias), ``bias`` also ``all`` (both biases) and
+``level`` also ``all`` (every level):
 ``polarity`` share of the pairs consistent, ``polarity_strict`` 1 when every pair is,
 ``invariance`` share of the triples alike, ``invariance_strict`` 1 when every triple is,
 ``spread`` mean over the triples of max - min P(gold) (constrained rows).
 
-Per (model, task, format, context, level): ``framing`` the share right among its correct-bias rows
+Per (model, task, format, context, level; ``all``: every level): ``framing`` the share right among its correct-bias rows
 minus among its incorrect-bias rows (unparsed rows are wrong), ``rewording`` the mean over the
 pairs of rewordings of one stance (3 per triple) of |right_i - right_j|: how often swapping one
 rewording for another changes whether the answer is right; ``framing_p`` and ``rewording_p`` the
@@ -30,7 +31,7 @@ import pandas as pd
 from framebench.vocabulary import BIASES, FORMS, PHRASINGS
 
 KEY = ["model", "task", "format", "context_id"]
-ALL_BIASES = "all"
+ALL = "all"  # the bias (level) of every bias (level)
 DIAGNOSTICS = ["polarity", "polarity_strict", "invariance", "invariance_strict", "spread"]
 EFFECTS = ["framing", "rewording", "framing_p", "rewording_p"]
 NEEDED = [*KEY, "suite", "bias", "level", "form", "phrasing", "distractor", "slot", "gold", "answer",
@@ -83,15 +84,16 @@ def rewording_triples(rows: pd.DataFrame) -> pd.DataFrame:
                         index=out.index).reset_index()[[*KEY, "level", "bias", "alike", "rewording", "spread"]]
 
 
-def _with_all_biases(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.concat([frame, frame.assign(bias=ALL_BIASES)], ignore_index=True)
+def _with_all(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame`` once more with ``column`` set to ``all`` (every bias, or every level)."""
+    return pd.concat([frame, frame.assign(**{column: ALL})], ignore_index=True)
 
 
 def diagnostic_contexts(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (KEY, level, bias) with a pair or a triple: the DIAGNOSTICS columns (NaN: none there)."""
     cell = [*KEY, "level", "bias"]
-    pairs = _with_all_biases(polarity_pairs(rows)).groupby(cell, sort=True)["consistent"]
-    triples = _with_all_biases(rewording_triples(rows)).groupby(cell, sort=True)
+    pairs = _with_all(_with_all(polarity_pairs(rows), "bias"), "level").groupby(cell, sort=True)["consistent"]
+    triples = _with_all(_with_all(rewording_triples(rows), "bias"), "level").groupby(cell, sort=True)
     out = pd.concat([pairs.mean().rename("polarity"), pairs.min().rename("polarity_strict"),
                      triples["alike"].mean().rename("invariance"),
                      triples["alike"].min().rename("invariance_strict"),
@@ -103,9 +105,9 @@ def effect_contexts(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (KEY, level) with both biases and a triple: the EFFECTS columns (P(gold) ones NaN
     without answer probabilities)."""
     cell = [*KEY, "level"]
-    by_bias = rows.groupby([*cell, "bias"], sort=True)[["right", "p"]].mean().unstack("bias")
+    by_bias = _with_all(rows, "level").groupby([*cell, "bias"], sort=True)[["right", "p"]].mean().unstack("bias")
     by_bias = by_bias.reindex(columns=pd.MultiIndex.from_product([["right", "p"], BIASES]))
-    triples = rewording_triples(rows)
+    triples = _with_all(rewording_triples(rows), "level")
     moved = triples.assign(rewording_p=triples["spread"] * 2 / 3).groupby(cell, sort=True)
     out = pd.DataFrame({
         "framing": by_bias[("right", "correct")] - by_bias[("right", "incorrect")],

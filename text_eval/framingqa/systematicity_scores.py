@@ -2,7 +2,8 @@
 ``framebench.text_eval.framingqa.systematicity`` averaged over contexts, with their intervals
 (docs/report.md "Systematicity", docs/statistics.md).
 
-Per (model, task, format, level, bias; task ``all`` pools the tasks, bias ``all`` both biases):
+Per (model, task, format, level, bias; task ``all`` pools the tasks, level ``all`` the levels,
+bias ``all`` both biases):
 ``polarity`` and ``invariance`` (shares per context) and ``spread`` carry the t interval over
 contexts (pooled: stratified by task), ``polarity_strict`` and ``invariance_strict`` (0/1 per
 context) the score interval (Wilson's; pooled: the stratified one). Per (model, task, format,
@@ -23,6 +24,7 @@ import pandas as pd
 
 from framebench.scoring import stats
 from framebench.text_eval.framingqa.systematicity import (
+    ALL,
     KEY,
     diagnostic_contexts,
     effect_contexts,
@@ -157,5 +159,5 @@ def _ordered(report: dict[str, Any]) -> dict[str, Any]:
         for formats in tasks.values():
             for entry in formats.values():
                 levels = entry.get("levels", {})
-                entry["levels"] = {lv: levels[lv] for lv in LEVELS if lv in levels}
+                entry["levels"] = {lv: levels[lv] for lv in (*LEVELS, ALL) if lv in levels}
     return {m: dict(sorted(tasks.items())) for m, tasks in report.items()}
