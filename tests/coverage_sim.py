@@ -295,7 +295,7 @@ KINDS = {  # kind -> how the coverage table names it
     "diff_mean": "Δ mean accuracy (comparisons), paired t",
     "diff_framing_effect": "Δ framing effect (comparisons), paired t",
     "diff_strict_all": "Δ strict accuracy (comparisons), Tango",
-    **sys_sim.DIAGNOSTIC_KINDS, **sys_sim.EFFECT_KINDS,
+    **sys_sim.DIAGNOSTIC_KINDS, **sys_sim.EFFECT_KINDS, **sys_sim.DIFF_KINDS,
 }
 COLUMNS = ["kind", "scope", "cell", "study", "low", "high"]
 SHARES = ("strict_incorrect", "strict_pair")  # averaged over a context's distractors: a share, not 0/1
@@ -400,7 +400,8 @@ def intervals(all_draws: list[Draw]) -> pd.DataFrame:
     means = {m: means_frame(all_draws, m) for m in MODELS}
     return pd.concat([headline_intervals(means["A"]), shift_intervals(shift_frame(all_draws, "A")),
                       strict_intervals(strict_counts(all_draws, "A")),
-                      diff_intervals(means["A"], means["B"]), sys_sim.intervals(all_draws, "A", _long)],
+                      diff_intervals(means["A"], means["B"]), sys_sim.intervals(all_draws, "A", _long),
+                      sys_sim.diff_intervals(all_draws, _long)],
                      ignore_index=True)
 
 
@@ -497,7 +498,8 @@ def _truths(scenario: Scenario) -> pd.DataFrame:
         per_kind["diff_framing_effect"][(t.task, fmt)] = (float(a["effect"] - b["effect"]), nan, nan)
         rates = strict["A"]["strict_all"], strict["B"]["strict_all"]
         per_kind["diff_strict_all"][(t.task, fmt)] = (rates[0] - rates[1], *rates)
-        for (kind, rest), values in sys_sim.truths(models["A"], t).items():
+        found = {name: sys_sim.truths(truth, t) for name, truth in models.items()}
+        for (kind, rest), values in (found["A"] | sys_sim.diff_truths(found["A"], found["B"], fmt)).items():
             per_kind[kind][(t.task, rest)] = values
     rows = [(kind, f"{task}|{rest}", value, min(min(r, 1 - r) for r in rates), tasks)
             for kind, values in per_kind.items()

@@ -34,6 +34,11 @@ EFFECT_KINDS = {
     "sys_effect": "Framing and rewording effects per level (systematicity), t",
     "sys_difference": "Framing − rewording, and inverted (systematicity), t",
 }
+DIFF_KINDS = {  # the comparisons' paired differences, per context over every level and bias
+    "diff_polarity_consistency": "Δ polarity consistency (comparisons), paired t",
+    "diff_paraphrase_invariance": "Δ paraphrase invariance (comparisons), paired t",
+    "diff_framing_minus_rewording": "Δ framing − rewording (comparisons), paired t",
+}
 STRICT_KINDS = ("polarity_strict", "invariance_strict")
 # The cells simulated (a study of 100 contexts per task has millions of per-context values): each
 # level's own kind of pair and triple and the pooled ones
@@ -91,7 +96,8 @@ def diagnostics(template, right: np.ndarray, p: np.ndarray) -> dict[tuple[str, s
     out: dict[tuple[str, str], dict[str, np.ndarray]] = {}
     for cell, at in pairs.items():
         consistent = right[..., at[:, 0]] == right[..., at[:, 1]]
-        out.setdefault(cell, {}).update({"polarity": consistent.mean(axis=-1), "polarity_strict": consistent.all(axis=-1)})
+        out.setdefault(cell, {}).update({"polarity": consistent.mean(axis=-1), "polarity_strict": consistent.all(axis=-1),
+                                         "pairs": np.full(consistent.shape[:-1], len(at))})
     for cell, at in triples.items():
         if cell not in DIAG_CELLS:
             continue
@@ -99,7 +105,8 @@ def diagnostics(template, right: np.ndarray, p: np.ndarray) -> dict[tuple[str, s
         alike = (k == 0) | (k == 3)
         spread = p[..., at].max(axis=-1) - p[..., at].min(axis=-1)
         out.setdefault(cell, {}).update({"invariance": alike.mean(axis=-1), "invariance_strict": alike.all(axis=-1),
-                                          "spread": spread.mean(axis=-1)})
+                                          "spread": spread.mean(axis=-1),
+                                          "triples": np.full(alike.shape[:-1], len(at))})
     return out
 
 
@@ -113,8 +120,12 @@ def effects(template, right: np.ndarray, p: np.ndarray) -> dict[str, dict[str, n
         at, correct, incorrect = triples[(lv, ALL)], _mask(template, lv, "correct"), _mask(template, lv, "incorrect")
         k = right[..., at].sum(axis=-1)
         spread = p[..., at].max(axis=-1) - p[..., at].min(axis=-1)
+        shape = k.shape[:-1]
         out[lv] = {"framing": right[..., correct].mean(axis=-1) - right[..., incorrect].mean(axis=-1),
                    "rewording": (k * (3 - k) / 3).mean(axis=-1),
+                   "correct": right[..., correct].mean(axis=-1), "incorrect": right[..., incorrect].mean(axis=-1),
+                   "n_correct": np.full(shape, correct.sum()), "n_incorrect": np.full(shape, incorrect.sum()),
+                   "mixed": ((k > 0) & (k < 3)).mean(axis=-1), "triples": np.full(shape, len(at)),
                    "framing_p": p[..., correct].mean(axis=-1) - p[..., incorrect].mean(axis=-1),
                    "rewording_p": (2 / 3 * spread).mean(axis=-1)}
     return out
@@ -133,7 +144,6 @@ def intervals(all_draws, model: str, long) -> pd.DataFrame:
     """Every systematicity interval of every study, by framebench's code (``long``: coverage_sim's
     row maker)."""
     from framebench.text_eval.framingqa.systematicity_scores import (
-        EFFECT_KEYS,
         MODES,
         diagnostic_cells,
         effect_cells,
@@ -151,6 +161,37 @@ def intervals(all_draws, model: str, long) -> pd.DataFrame:
         for key, found in effect_cells(with_pooled(eff), suffix).items():
             kind = "sys_effect" if key in ("framing_effect", "rewording_effect") else "sys_difference"
             out.append(_long_cells(found, kind, f"{mode}|{key}", long))
+    return pd.concat(out, ignore_index=True)
+
+
+def _pooled_values(all_draws, model: str) -> pd.DataFrame:
+    """Per context of every template: polarity, invariance (every level and bias) and framing
+    minus rewording (every level), as the comparisons read them."""
+    parts = []
+    for d in all_draws:
+        diag = diagnostics(d.template, d.right[model], d.p[model]).get((ALL, ALL), {})
+        eff = effects(d.template, d.right[model], d.p[model])[ALL]
+        values = {"diff_polarity_consistency": diag.get("polarity"), "diff_paraphrase_invariance": diag["invariance"],
+                  "diff_framing_minus_rewording": eff["framing"] - eff["rewording"]}
+        parts.append(_frame(d.template, {k: v for k, v in values.items() if v is not None}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def diff_intervals(all_draws, long) -> pd.DataFrame:
+    """The comparisons' paired differences A - B of the systematicity measures, per task and
+    pooled (t interval of the per-context differences, stratified by task when pooled)."""
+    from framebench.scoring.stats import grouped_mean_intervals
+    from framebench.text_eval.framingqa.systematicity_scores import with_pooled
+
+    a, b = _pooled_values(all_draws, "A"), _pooled_values(all_draws, "B")
+    d = with_pooled(a[["model", "task", "format", "context_id"]].assign(
+        **{k: a[k] - b[k] for k in DIFF_KINDS if k in a}))
+    out = []
+    for kind in DIFF_KINDS:
+        found = grouped_mean_intervals(d, ["model", "task", "format"], kind, "stratum")
+        index = found.index.to_frame(index=False)
+        out.append(long(found, kind, index["task"] + "|" + index["format"],
+                        np.where(index["task"] == ALL, "pooled", "per task")))
     return pd.concat(out, ignore_index=True)
 
 
@@ -174,6 +215,15 @@ def expected_range(eta: np.ndarray, sd: float) -> np.ndarray:
     inside = 1.0 - cdf.prod(axis=1) - (1.0 - cdf).prod(axis=1)
     dt = expit(GRID) * (1.0 - expit(GRID))
     return np.trapezoid(inside * dt, GRID, axis=-1)
+
+
+def diff_truths(a: dict, b: dict, fmt: str) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """The comparisons' true differences from two models' :func:`truths` of one template."""
+    keys = {"diff_polarity_consistency": ("polarity", f"{fmt}|all|all|polarity"),
+            "diff_paraphrase_invariance": ("invariance", f"{fmt}|all|all|invariance"),
+            "diff_framing_minus_rewording": ("sys_difference", f"{fmt}|all|accuracy|difference")}
+    nan = float("nan")
+    return {(kind, fmt): (a[key][0] - b[key][0], nan, nan) for kind, key in keys.items() if key in a}
 
 
 def truths(truth, template) -> dict[tuple[str, str], tuple[float, float, float]]:

@@ -27,7 +27,7 @@ CELL_FLOOR = 90.0  # one cell's own coverage (1,000 studies: ±1.4 pp at 95 %, a
 def _report_intervals(records: pd.DataFrame) -> dict[tuple[str, str], list[float] | None]:
     """(kind, cell) -> interval, from framebench's scoring of one study's records."""
     from framebench.scoring.comparisons import compare_models
-    from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON
+    from framebench.text_eval.framingqa.comparison import COMPARISON as FRAMINGQA_COMPARISON
     from framebench.text_eval.framingqa.headline import score_headline
     from framebench.text_eval.framingqa.metrics import STRICT, score_framingqa
     from framebench.text_eval.susceptibility import score_framingqa_susceptibility
@@ -60,7 +60,8 @@ def _report_intervals(records: pd.DataFrame) -> dict[tuple[str, str], list[float
     for row in comparisons["suites"]["framingqa"]["rows"]:
         group = f"{row['group']['task']}|{row['group']['format']}"
         for key, measure in row["measures"].items():
-            out[(f"diff_{key}", group)] = measure["diff_ci"]
+            if measure["n"]:  # multiple choice has no polarity pairs
+                out[(f"diff_{key}", group)] = measure["diff_ci"]
     return out
 
 
@@ -214,7 +215,7 @@ def test_rewording_noise_is_not_called_a_framing_effect():
     found = sys_sim.intervals(sim.draws(sim.REWORDING, 16, 400, seed=3), "A", sim._long)
     pooled = found[found["cell"].str.match(r"all\|(binary|mc)\|all\|accuracy\|")]
     said = []
-    for (study, fmt), rows in pooled.groupby(["study", pooled["cell"].str.split("|").str[1]]):
+    for _, rows in pooled.groupby(["study", pooled["cell"].str.split("|").str[1]]):
         cmp = {}
         for row in rows.itertuples(index=False):
             key = row.cell.rsplit("|", 1)[1]

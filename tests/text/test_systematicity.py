@@ -175,8 +175,10 @@ def test_strict_interval_is_wilson_per_task_and_stratified_pooled():
 def test_framing_against_rewording_by_hand():
     """Per context: a framed model (right on correct-bias rows, wrong on incorrect-bias ones) has
     framing effect 1 and rewording effect 0; a flipper 0 and 2/3. Four contexts of each model:
-    difference +1 and -2/3, zero-width intervals (every context alike); ratio None without
-    rewording."""
+    difference +1 and -2/3; ratio None without rewording. Every context alike: the sample SE is
+    0 and the interval's SE is its binomial floor, sqrt(p̃ (1 - p̃) Σ 1/m) / 4 with p̃ = (k + 2) /
+    (m + 4) over the 4 x 6 correct-bias rows (all right), 4 x 6 incorrect-bias rows (none right)
+    and, x 2/3, over the 4 x 4 triples (none mixed)."""
     def framed(bias, form, q):
         return _gold(bias, form) if bias == "correct" else _wrong(bias, form, q)
 
@@ -186,7 +188,13 @@ def test_framing_against_rewording_by_hand():
     report = score_systematicity(_frame(rows))
     framed_cell = report["framed"]["finance"]["binary"]["levels"]["root"]["accuracy"]
     assert framed_cell["framing_effect"] == 1 and framed_cell["rewording_effect"] == 0
-    assert framed_cell["difference"] == 1 and framed_cell["difference_ci"] == [1.0, 1.0]
+    def floor(k, m, per_context, scale=1.0):
+        p = (k + 2) / (m + 4)
+        return scale * np.sqrt(p * (1 - p) * 4 / per_context) / 4
+
+    se = np.sqrt(floor(24, 24, 6) ** 2 + floor(0, 24, 6) ** 2 + floor(0, 16, 4, 2 / 3) ** 2)
+    assert framed_cell["difference"] == 1
+    assert framed_cell["difference_ci"] == pytest.approx([1 - scipy_stats.t.ppf(0.975, 3) * se, 1.0])
     assert framed_cell["ratio"] is None
     flip_cell = report["flip"]["all"]["binary"]["levels"]["root"]["accuracy"]
     assert flip_cell["framing_effect"] == pytest.approx(0) and flip_cell["rewording_effect"] == pytest.approx(2 / 3)

@@ -34,6 +34,9 @@ KEY = ["model", "task", "format", "context_id"]
 ALL = "all"  # the bias (level) of every bias (level)
 DIAGNOSTICS = ["polarity", "polarity_strict", "invariance", "invariance_strict", "spread"]
 EFFECTS = ["framing", "rewording", "framing_p", "rewording_p"]
+# what each context's value is a share of (for the SE floor of its interval)
+UNITS = ["pairs", "triples"]
+EFFECT_UNITS = ["correct", "incorrect", "n_correct", "n_incorrect", "mixed", "triples"]
 NEEDED = [*KEY, "suite", "bias", "level", "form", "phrasing", "distractor", "slot", "gold", "answer",
           "parse", "correct"]
 FORM_IN_SLOT = r"/(?:plain|negated)(?=/|$)"
@@ -49,7 +52,7 @@ def prepared(df: pd.DataFrame) -> pd.DataFrame:
     out = rows.assign(parsed=parsed, right=(rows["correct"].fillna(False).astype(bool).to_numpy() & parsed)
                       .astype(float))
     if "answer_probs" in rows.columns and (rows["answer_probs"].fillna("") != "").any():
-        from framebench.text_eval.susceptibility import p_of_answers
+        from framebench.records import p_of_answers
 
         return out.assign(p=p_of_answers(rows["answer_probs"], rows["gold"]))
     return out.assign(p=np.nan)
@@ -97,20 +100,26 @@ def diagnostic_contexts(rows: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat([pairs.mean().rename("polarity"), pairs.min().rename("polarity_strict"),
                      triples["alike"].mean().rename("invariance"),
                      triples["alike"].min().rename("invariance_strict"),
-                     triples["spread"].mean().rename("spread")], axis=1)
-    return out.reindex(columns=DIAGNOSTICS)
+                     triples["spread"].mean().rename("spread"), pairs.size().rename("pairs"),
+                     triples.size().rename("triples")], axis=1)
+    return out.reindex(columns=[*DIAGNOSTICS, *UNITS]).fillna({"pairs": 0, "triples": 0})
 
 
 def effect_contexts(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (KEY, level) with both biases and a triple: the EFFECTS columns (P(gold) ones NaN
     without answer probabilities)."""
     cell = [*KEY, "level"]
-    by_bias = _with_all(rows, "level").groupby([*cell, "bias"], sort=True)[["right", "p"]].mean().unstack("bias")
-    by_bias = by_bias.reindex(columns=pd.MultiIndex.from_product([["right", "p"], BIASES]))
+    grouped = _with_all(rows, "level").assign(n=1.0).groupby([*cell, "bias"], sort=True)
+    by_bias = grouped.agg(right=("right", "mean"), p=("p", "mean"), n=("n", "sum")).unstack("bias")
+    by_bias = by_bias.reindex(columns=pd.MultiIndex.from_product([["right", "p", "n"], BIASES]))
     triples = _with_all(rewording_triples(rows), "level")
-    moved = triples.assign(rewording_p=triples["spread"] * 2 / 3).groupby(cell, sort=True)
+    moved = triples.assign(rewording_p=triples["spread"] * 2 / 3, mixed=triples["rewording"] * 3 / 2)
+    moved = moved.groupby(cell, sort=True)
     out = pd.DataFrame({
         "framing": by_bias[("right", "correct")] - by_bias[("right", "incorrect")],
-        "framing_p": by_bias[("p", "correct")] - by_bias[("p", "incorrect")]})
-    out = out.join(moved[["rewording", "rewording_p"]].mean(), how="inner")
-    return out[out["framing"].notna()].reindex(columns=EFFECTS)
+        "framing_p": by_bias[("p", "correct")] - by_bias[("p", "incorrect")],
+        "correct": by_bias[("right", "correct")], "incorrect": by_bias[("right", "incorrect")],
+        "n_correct": by_bias[("n", "correct")], "n_incorrect": by_bias[("n", "incorrect")]})
+    out = out.join(moved[["rewording", "rewording_p", "mixed"]].mean(), how="inner")
+    out = out.join(moved.size().rename("triples"), how="inner")
+    return out[out["framing"].notna()].reindex(columns=[*EFFECTS, *EFFECT_UNITS])

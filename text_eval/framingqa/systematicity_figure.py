@@ -10,7 +10,7 @@ import numpy as np
 
 from framebench.scoring.figures import plain_label, plt
 from framebench.scoring.sections import FORMAT_NAMES
-from framebench.text_eval.framingqa.systematicity_report import level_name, pooled_levels
+from framebench.text_eval.framingqa.systematicity_scores import level_name, pooled_levels
 
 COLORS = {"framing_effect": "#c0392b", "rewording_effect": "#7f8c8d"}
 LABELS = {"framing_effect": "framing effect (correct − incorrect bias)",

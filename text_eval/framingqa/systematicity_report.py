@@ -8,30 +8,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from framebench.scoring.finding import excludes_zero, pct_words, pp_words
-from framebench.scoring.formatting import n_cell, pct, pct_ci, pp_ci, small_n_note, withheld, withheld_note
+from framebench.scoring.formatting import (
+    n_cell,
+    pct,
+    pct_ci,
+    pp_ci,
+    small_n_note,
+    withheld,
+    withheld_note,
+)
 from framebench.scoring.parts import ReportInput, ReportPart
-from framebench.scoring.sections import FORMAT_NAMES, LEVEL_NAMES, Section, Table, ordered
+from framebench.scoring.sections import FORMAT_NAMES, Section, Table, ordered
 from framebench.scoring.stats import MIN_CONTEXTS, MIN_CONTEXTS_BINARY
-from framebench.vocabulary import LEVELS
+from framebench.text_eval.framingqa.systematicity_scores import level_name, pooled_levels
 
 POOLED = "all"
-LEVEL_ORDER = (*LEVELS, POOLED)
 FIGURE = "Framing effect beside rewording effect, all tasks, with 95 % intervals"
 TITLE = "FramingQA systematicity: polarity consistency, paraphrase invariance, framing against rewording"
-
-
-def level_name(level: str) -> str:
-    return "All levels" if level == POOLED else LEVEL_NAMES.get(level, level)
-
-
-def pooled_levels(sys_report: Mapping[str, Any]):
-    """(model, format, level, level entry) of the pooled task, in report order."""
-    for model in ordered(sys_report):
-        formats = sys_report[model].get(POOLED) or {}
-        for fmt in ordered(formats, FORMAT_NAMES):
-            levels = formats[fmt].get("levels") or {}
-            for level in (lv for lv in LEVEL_ORDER if lv in levels):
-                yield model, fmt, level, levels[level]
 
 
 def _share(cell: Mapping[str, Any], key: str, strict: bool) -> str:

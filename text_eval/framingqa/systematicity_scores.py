@@ -17,14 +17,17 @@ of P(gold) that framing (bias x level cells), polarity, rewording and the rest e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from framebench.scoring import stats
+from framebench.scoring.sections import FORMAT_NAMES, LEVEL_NAMES, ordered
 from framebench.text_eval.framingqa.systematicity import (
     ALL,
+    EFFECT_UNITS,
     KEY,
     diagnostic_contexts,
     effect_contexts,
@@ -53,7 +56,10 @@ def with_pooled(frame: pd.DataFrame) -> pd.DataFrame:
 def diagnostic_cells(contexts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per diagnostic: its estimate, interval and contexts per CELL (``contexts``: the per-context
     frame, with a ``stratum`` column)."""
-    out = {col: stats.grouped_mean_intervals(contexts, CELL, col, "stratum", bounds) for col, bounds in MEANS.items()}
+    floors = {"polarity": stats.binomial_se_floor(contexts, CELL, "polarity", "pairs"),
+              "invariance": stats.binomial_se_floor(contexts, CELL, "invariance", "triples"), "spread": None}
+    out = {col: stats.grouped_mean_intervals(contexts, CELL, col, "stratum", bounds, floors[col])
+           for col, bounds in MEANS.items()}
     out |= {col: stats.grouped_share_intervals(contexts, CELL, col, "stratum") for col in SHARES}
     return out
 
@@ -63,17 +69,32 @@ def difference_columns(effects: pd.DataFrame, mode: str) -> pd.DataFrame:
     P(gold)) with their difference and inverted difference."""
     framing, rewording = effects[f"framing{mode}"], effects[f"rewording{mode}"]
     both = framing.notna() & rewording.notna()
-    return effects.loc[both, [*LEVEL_CELL, "stratum"]].assign(
+    return effects.loc[both, [*LEVEL_CELL, "stratum", *EFFECT_UNITS]].assign(
         framing=framing[both], rewording=rewording[both], difference=(framing - rewording)[both],
         inverted=(-framing - rewording)[both])
 
 
+def effect_floors(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """The SE floors of the accuracy effects (:func:`stats.binomial_se_floor`): the framing
+    effect's from its two accuracies, the rewording effect's from the share of mixed triples
+    (each moves 2/3), the differences' from both."""
+    def floor(shares: str, units: str, scale: float = 1.0) -> pd.Series:
+        return stats.binomial_se_floor(frame, LEVEL_CELL, shares, units, scale)
+
+    framing = np.hypot(floor("correct", "n_correct"), floor("incorrect", "n_incorrect"))
+    rewording = floor("mixed", "triples", 2 / 3)
+    both = np.hypot(framing, rewording)
+    return {"framing": framing, "rewording": rewording, "difference": both, "inverted": both}
+
+
 def effect_cells(effects: pd.DataFrame, mode: str) -> dict[str, pd.DataFrame]:
-    """Per EFFECT_KEYS key: estimate, interval and contexts per LEVEL_CELL."""
+    """Per EFFECT_KEYS key: estimate, interval and contexts per LEVEL_CELL (accuracy effects with
+    an SE floor; P(gold) ones, continuous, without)."""
     frame = difference_columns(effects, mode)
     if frame.empty:
         return {}
-    return {key: stats.grouped_mean_intervals(frame, LEVEL_CELL, col, "stratum", bounds)
+    floors = effect_floors(frame) if mode == "" else {}
+    return {key: stats.grouped_mean_intervals(frame, LEVEL_CELL, col, "stratum", bounds, floors.get(col))
             for key, col, bounds in EFFECT_KEYS}
 
 
@@ -161,3 +182,20 @@ def _ordered(report: dict[str, Any]) -> dict[str, Any]:
                 levels = entry.get("levels", {})
                 entry["levels"] = {lv: levels[lv] for lv in (*LEVELS, ALL) if lv in levels}
     return {m: dict(sorted(tasks.items())) for m, tasks in report.items()}
+
+
+# ---------------------------------------------------------------- reading the entry
+
+
+def level_name(level: str) -> str:
+    return "All levels" if level == ALL else LEVEL_NAMES.get(level, level)
+
+
+def pooled_levels(sys_report: Mapping[str, Any]):
+    """(model, format, level, level entry) of the pooled task, in report order."""
+    for model in ordered(sys_report):
+        formats = sys_report[model].get(POOLED_TASK) or {}
+        for fmt in ordered(formats, FORMAT_NAMES):
+            levels = formats[fmt].get("levels") or {}
+            for level in (lv for lv in (*LEVELS, ALL) if lv in levels):
+                yield model, fmt, level, levels[level]
