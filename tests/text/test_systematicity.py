@@ -234,3 +234,14 @@ def test_p_gold_spread_rewording_and_variance_decomposition_by_hand():
     assert variance["rewording"] == pytest.approx(6 / 7)
     assert variance["residual"] == pytest.approx(0.0, abs=1e-12)
     assert variance["variance"] == pytest.approx(0.84 / 12)
+
+
+def test_the_viewer_counts_a_models_breaks_in_a_context():
+    """The context page's line per model: the flipper breaks all 6 pairs and all 4 triples, the
+    consistently wrong model none."""
+    from framebench.text_eval.framingqa.suite import systematicity_breaks
+
+    assert systematicity_breaks(_frame(_root_context("c1", _flipper))) == \
+        " · polarity breaks 6/6 · paraphrase breaks 4/4"
+    assert systematicity_breaks(_frame(_root_context("c1", _wrong))) == \
+        " · polarity breaks 0/6 · paraphrase breaks 0/4"
