@@ -158,16 +158,17 @@ def coverage() -> pd.DataFrame:
 
 
 SYSTEMATICITY = (*sys_sim.DIAGNOSTIC_KINDS, *sys_sim.EFFECT_KINDS)
-PER_TASK_FLOOR = 92.0  # per task, near 0 or 1 (docs/statistics.md "Systematicity")
+PER_TASK_FLOOR, PER_TASK_HIGH = 92.0, 98.0  # per task, near 0 or 1 (docs/statistics.md "Systematicity")
 
 
 def check_systematicity_per_task(rows: pd.DataFrame) -> None:
     """The systematicity cells of one task: their per-context values are shares of 1 to 3 pairs
-    or triples, or P(gold) near 1, and so far from normal near a task's ceiling; a row covers at
-    least 92 % and at most 97 % (t) there, a single cell may fall lower (the table shows how far)."""
+    or triples, or P(gold) near 1, and so far from normal near a task's ceiling; a row covers
+    92-98 % there (at 4 contexts the binomial SE of agreeing contexts is conservative, the
+    skewed P(gold) spread short), a single cell may fall lower (the table shows how far)."""
     assert (rows["coverage"] >= PER_TASK_FLOOR).all(), rows[rows["coverage"] < PER_TASK_FLOOR]
     t_based = rows[~rows["kind"].isin(sys_sim.STRICT_KINDS)]
-    assert (t_based["coverage"] <= HIGH).all(), t_based[t_based["coverage"] > HIGH]
+    assert (t_based["coverage"] <= PER_TASK_HIGH).all(), t_based[t_based["coverage"] > PER_TASK_HIGH]
 
 
 @pytest.mark.slow
