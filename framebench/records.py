@@ -489,6 +489,38 @@ def decode_answer_probs(cell: Any) -> dict[str, float]:
     return {str(k): float(v) for k, v in json.loads(cell).items()}
 
 
+def probability_of(cell: str, answer: str) -> float:
+    """The ``answer_probs`` cell's probability of ``answer`` (NaN: empty cell, or not in it)."""
+    import json
+
+    if not cell:
+        return float("nan")
+    probs = json.loads(cell)
+    return float(probs.get(answer, float("nan")))
+
+
+PROBABILITY = r"\s*:\s*(-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+
+
+def p_of_answers(cells: pd.Series, answers: pd.Series) -> np.ndarray:
+    """Per row: the ``answer_probs`` entry (a JSON object) of that row's answer, NaN where the cell
+    is empty or lacks it; as :func:`probability_of` row by row, but one regular expression per distinct
+    answer (a million cells in about a second), with JSON parsing only where it finds nothing."""
+    import json
+    import re
+
+    cells = cells.fillna("").astype(str)
+    answers = answers.fillna("").astype(str)
+    out = np.full(len(cells), np.nan)
+    for answer in answers.unique():
+        at = np.flatnonzero((answers == answer).to_numpy())
+        found = cells.iloc[at].str.extract(re.escape(json.dumps(answer)) + PROBABILITY, expand=False)
+        out[at] = pd.to_numeric(found, errors="coerce").to_numpy(float)
+    missing = np.flatnonzero(np.isnan(out) & (cells != "").to_numpy())
+    out[missing] = [probability_of(cells.iloc[i], answers.iloc[i]) for i in missing]
+    return out
+
+
 def _probs_problem(cell: str, mode: str, allowed: set[str]) -> str:
     """What is wrong with one non-empty ``answer_probs`` cell ("" when nothing)."""
     import json

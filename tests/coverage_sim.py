@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+import coverage_sim_sys as sys_sim
 import numpy as np
 import pandas as pd
 from scipy.special import expit
@@ -71,6 +72,8 @@ class Scenario:
     sd_model: float = 0.3
     sd_item: float = 0.6
     sd_own: float = 0.5
+    rewording: float = 0.0  # logit offsets +r, 0, -r of a rewording row phrased Q1, Q2, Q3
+
 
     @property
     def sd_row(self) -> float:
@@ -91,7 +94,10 @@ NULL = Scenario("null", TASK_ABILITY, dict.fromkeys(TASK_ABILITY, 0.0), sd_frami
 EFFECT = Scenario("effect", TASK_ABILITY,
                   {"finance": 1.6, "law_hearsay": 0.1, "law_issue_spotting": 0.8, "medicine": 0.3},
                   models=(Model(), Model(offset=-0.5, framing=0.5)))
-SCENARIOS = (NULL, EFFECT)
+# No framing at all, but every rewording row's answer depends on its phrasing (Q1 easier than Q2,
+# Q3 harder): what the report must not call a framing effect.
+REWORDING = Scenario("rewording", TASK_ABILITY, dict.fromkeys(TASK_ABILITY, 0.0), sd_framing=0.0, rewording=1.0)
+SCENARIOS = (NULL, EFFECT, REWORDING)
 
 
 # ---------------------------------------------------------------- the demo's context structure
@@ -118,6 +124,14 @@ class Template:
     @cached_property
     def sign(self) -> np.ndarray:
         return self.rows["bias"].map(SIGN).to_numpy(float)
+
+    @cached_property
+    def offset(self) -> np.ndarray:
+        """Per row: +1, 0, -1 for a rewording row phrased Q1, Q2, Q3 (question rewordings at the
+        root and global levels, premise rewordings of correct-bias propositional rows), else 0."""
+        rows = self.rows
+        reworded = ~((rows["bias"] == "incorrect") & (rows["level"] == "propositional")).to_numpy()
+        return np.where(reworded, rows["phrasing"].map({"Q1": 1.0, "Q2": 0.0, "Q3": -1.0}).fillna(0.0), 0.0)
 
     @cached_property
     def weight(self) -> np.ndarray:
@@ -215,10 +229,11 @@ def simulate(scenario: Scenario, template: Template, size: int, studies: int,
     framed = rng.normal(sc.framing[template.task], sc.sd_framing, (studies, size, 1)).astype(f32)
     item = f32(sc.sd_item) * rng.standard_normal(shape, dtype=f32)
     tilt = (template.sign * template.weight / 2).astype(f32)
+    reworded = (sc.rewording * template.offset).astype(f32)
     p, right = {}, {}
     for name, model in zip(MODELS, sc.models, strict=True):
         context = difficulty + rng.normal(model.offset, sc.sd_model, (studies, size, 1)).astype(f32)
-        eta = context + tilt * (f32(model.framing) * framed) + item
+        eta = context + tilt * (f32(model.framing) * framed) + item + reworded
         eta += f32(sc.sd_own) * rng.standard_normal(shape, dtype=f32)
         p[name] = expit(eta).astype(float)
         right[name] = (rng.random(shape, dtype=f32) < p[name]).astype(float)
@@ -280,6 +295,7 @@ KINDS = {  # kind -> how the coverage table names it
     "diff_mean": "Δ mean accuracy (comparisons), paired t",
     "diff_framing_effect": "Δ framing effect (comparisons), paired t",
     "diff_strict_all": "Δ strict accuracy (comparisons), Tango",
+    **sys_sim.DIAGNOSTIC_KINDS, **sys_sim.EFFECT_KINDS, **sys_sim.DIFF_KINDS,
 }
 COLUMNS = ["kind", "scope", "cell", "study", "low", "high"]
 SHARES = ("strict_incorrect", "strict_pair")  # averaged over a context's distractors: a share, not 0/1
@@ -384,7 +400,9 @@ def intervals(all_draws: list[Draw]) -> pd.DataFrame:
     means = {m: means_frame(all_draws, m) for m in MODELS}
     return pd.concat([headline_intervals(means["A"]), shift_intervals(shift_frame(all_draws, "A")),
                       strict_intervals(strict_counts(all_draws, "A")),
-                      diff_intervals(means["A"], means["B"])], ignore_index=True)
+                      diff_intervals(means["A"], means["B"]), sys_sim.intervals(all_draws, "A", _long),
+                      sys_sim.diff_intervals(all_draws, _long)],
+                     ignore_index=True)
 
 
 # ---------------------------------------------------------------- truth
@@ -411,13 +429,19 @@ class Truth:
         zx, zd = np.meshgrid(z, z, indexing="ij")
         return zx.ravel(), zd.ravel(), np.outer(w, w).ravel()
 
-    def _row_means(self, template: Template) -> np.ndarray:
-        """context-level nodes x rows: g of each row at each node."""
+    def eta(self, template: Template) -> np.ndarray:
+        """context-level nodes x rows: each row's logit before its row-level noise."""
         sc = self.scenario
         zx, zd, _ = self._nodes
         x = sc.ability[template.task] + self.model.offset + sc.sd_context * zx
         delta = sc.framing[template.task] + sc.sd_framing * zd
         eta = x[:, None] + (template.sign * template.weight)[None, :] * self.model.framing * delta[:, None] / 2
+        return eta + sc.rewording * template.offset[None, :]
+
+    def _row_means(self, template: Template) -> np.ndarray:
+        """context-level nodes x rows: g of each row at each node."""
+        sc = self.scenario
+        eta = self.eta(template)
         z, w = _gauss_hermite(60)
         return expit(eta[..., None] + sc.sd_row * z) @ w
 
@@ -441,7 +465,17 @@ def _with_pooled(per_task: dict[tuple[str, str], tuple[float, ...]]) -> dict[tup
             | {(ALL, rest): (*np.mean(v, axis=0).tolist(), len(v)) for rest, v in pooled.items()})
 
 
+_TRUTHS: dict[str, pd.DataFrame] = {}
+
+
 def truths(scenario: Scenario) -> pd.DataFrame:
+    """:func:`_truths`, once per scenario."""
+    if scenario.name not in _TRUTHS:
+        _TRUTHS[scenario.name] = _truths(scenario)
+    return _TRUTHS[scenario.name]
+
+
+def _truths(scenario: Scenario) -> pd.DataFrame:
     """Per (kind, cell) that :func:`intervals` names: ``truth``, the true value; ``rarer``, for a
     0/1 measure (strict, Δ strict) the smaller of min(p, 1 - p) over its model(s)' true rates
     (NaN otherwise); ``tasks``, the tasks the cell pools."""
@@ -464,6 +498,9 @@ def truths(scenario: Scenario) -> pd.DataFrame:
         per_kind["diff_framing_effect"][(t.task, fmt)] = (float(a["effect"] - b["effect"]), nan, nan)
         rates = strict["A"]["strict_all"], strict["B"]["strict_all"]
         per_kind["diff_strict_all"][(t.task, fmt)] = (rates[0] - rates[1], *rates)
+        found = {name: sys_sim.truths(truth, t) for name, truth in models.items()}
+        for (kind, rest), values in (found["A"] | sys_sim.diff_truths(found["A"], found["B"], fmt)).items():
+            per_kind[kind][(t.task, rest)] = values
     rows = [(kind, f"{task}|{rest}", value, min(min(r, 1 - r) for r in rates), tasks)
             for kind, values in per_kind.items()
             for (task, rest), (value, *rates, tasks) in _with_pooled(values).items()]

@@ -25,44 +25,18 @@ expected OBR minus the expected ABR when each frame's answer is drawn from its p
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from framebench.records import p_of_answers
+from framebench.records import probability_of as _p_of
 from framebench.scoring import stats
 from framebench.scoring.parts import ReportInput, ReportPart
 from framebench.vocabulary import LEVELS
 
 POOLED_TASK = "all"
-
-
-def _p_of(cell: str, answer: str) -> float:
-    if not cell:
-        return float("nan")
-    probs = json.loads(cell)
-    return float(probs.get(answer, float("nan")))
-
-
-NUMBER = r"\s*:\s*(-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-
-
-def p_of_answers(cells: pd.Series, answers: pd.Series) -> np.ndarray:
-    """Per row: the ``answer_probs`` entry (a JSON object) of that row's answer, NaN where the cell
-    is empty or lacks it; as :func:`_p_of` row by row, but one regular expression per distinct
-    answer (a million cells in about a second), with JSON parsing only where it finds nothing."""
-    cells = cells.fillna("").astype(str)
-    answers = answers.fillna("").astype(str)
-    out = np.full(len(cells), np.nan)
-    for answer in answers.unique():
-        at = np.flatnonzero((answers == answer).to_numpy())
-        found = cells.iloc[at].str.extract(re.escape(json.dumps(answer)) + NUMBER, expand=False)
-        out[at] = pd.to_numeric(found, errors="coerce").to_numpy(float)
-    missing = np.flatnonzero(np.isnan(out) & (cells != "").to_numpy())
-    out[missing] = [_p_of(cells.iloc[i], answers.iloc[i]) for i in missing]
-    return out
 
 
 def framingqa_shifts(df: pd.DataFrame) -> pd.DataFrame:

@@ -132,11 +132,12 @@ def mean_interval(values: Sequence[float], strata: Sequence[object] | None = Non
 
 
 def grouped_mean_intervals(frame: pd.DataFrame, by: list[str], column: str, stratum: str | None = None,
-                           bounds: Bounds | None = None) -> pd.DataFrame:
+                           bounds: Bounds | None = None, se_floor: pd.Series | None = None) -> pd.DataFrame:
     """:func:`mean_interval` of ``column`` within each group of ``by`` (``stratum``: a column of
     each context's stratum), for many groups at once: a frame indexed by the groups with
     ``estimate``, ``low``, ``high`` (NaN: no interval) and ``n`` (contexts with a finite value;
-    groups without one are left out)."""
+    groups without one are left out). ``se_floor`` (indexed by the groups): the SE of a group
+    whose contexts all have the same value, in place of 0 (:func:`binomial_se_floor`)."""
     rows = frame.loc[np.isfinite(frame[column].to_numpy(float))]
     grouped = rows.groupby(by, sort=True, observed=True)[column]
     out = pd.DataFrame({"estimate": grouped.mean(), "n": grouped.size()})
@@ -144,8 +145,24 @@ def grouped_mean_intervals(frame: pd.DataFrame, by: list[str], column: str, stra
     out["df"] = out["n"] - 1.0
     if stratum is not None:
         _stratify(out, rows.groupby([*by, stratum], sort=True, observed=True)[column], by)
+    if se_floor is not None:  # only where every context has the same value (a sample SE of 0)
+        out["se"] = out["se"].where(out["se"] > 0, se_floor.reindex(out.index).fillna(0.0))
     out["low"], out["high"] = t_bounds(out["estimate"], out["se"], out["df"], out["n"], bounds)
     return out[["estimate", "low", "high", "n"]]
+
+
+def binomial_se_floor(frame: pd.DataFrame, by: list[str], shares: str, units: str,
+                      scale: float = 1.0) -> pd.Series:
+    """Per group of ``by``: the SE of a mean over C contexts of ``scale`` × a share of ``units``
+    0/1 outcomes each, were the outcomes independent: ``scale · sqrt(p̃ (1 - p̃) Σ_c 1/m_c) / C``
+    with Agresti and Coull's p̃ = (successes + 2) / (units + 4). A mean of such shares whose
+    contexts happen to agree (every pair consistent in all of 16 contexts) has a sample SE of 0
+    and a t interval of zero width; with this SE instead it keeps its level (docs/statistics.md)."""
+    rows = frame.loc[np.isfinite(frame[shares].to_numpy(float)) & (frame[units] > 0)]
+    grouped = rows.assign(_k=rows[shares] * rows[units], _inv=1.0 / rows[units]).groupby(by, sort=True, observed=True)
+    k, m, inv, c = grouped["_k"].sum(), grouped[units].sum(), grouped["_inv"].sum(), grouped.size()
+    p = (k + 2.0) / (m + 4.0)
+    return scale * np.sqrt(p * (1.0 - p) * inv) / c
 
 
 def _stratify(out: pd.DataFrame, grouped: pd.core.groupby.SeriesGroupBy, by: list[str]) -> None:
@@ -164,6 +181,22 @@ def _stratify(out: pd.DataFrame, grouped: pd.core.groupby.SeriesGroupBy, by: lis
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(zero, out.loc[use.index, "n"] - use["k"], use["se2"] ** 2 / use["denominator"])
     out.loc[use.index, "df"] = df
+
+
+def grouped_share_intervals(frame: pd.DataFrame, by: list[str], column: str, stratum: str) -> pd.DataFrame:
+    """:func:`stratified_proportion_intervals` of ``column`` (per-context 0/1 values or shares)
+    within each group of ``by``, counted per ``stratum`` (a group holding one stratum gets
+    Wilson's interval, one pooling several the stratified score interval), for many groups at
+    once: a frame indexed by the groups with ``estimate``, ``low``, ``high`` (NaN: no interval)
+    and ``n`` (contexts with a finite value; groups without one are left out)."""
+    rows = frame.loc[np.isfinite(frame[column].to_numpy(float))]
+    per = rows.groupby([*by, stratum], sort=True, observed=True)[column].agg(["sum", "size"])
+    sums, ns = (per[c].unstack(stratum, fill_value=0) for c in ("sum", "size"))
+    bounds = stratified_proportion_intervals(sums.to_numpy(float), ns.to_numpy(float))
+    out = pd.DataFrame({"estimate": sums.sum(axis=1) / ns.sum(axis=1), "n": ns.sum(axis=1)}, index=sums.index)
+    out["low"] = [np.nan if ci is None else ci[0] for ci in bounds]
+    out["high"] = [np.nan if ci is None else ci[1] for ci in bounds]
+    return out[["estimate", "low", "high", "n"]]
 
 
 def _clip01(low: float, high: float) -> list[float]:

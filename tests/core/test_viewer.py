@@ -143,8 +143,9 @@ def test_context_page_shows_every_variant_with_models_side_by_side(client):
     assert len(re.findall(r'<tr class="variant[ "]', html)) == 4
     header = re.search(r'<table id="variants" class="grid">\s*<thead><tr>(.*?)</tr>', html, re.S).group(1)
     assert re.findall(r'<th class="model"[^>]*>([^<]*)</th>', header) == ["m-a", "m-b"]
-    assert "<td>m-a</td><td>4/4 correct · strict ✓</td>" in html
-    assert "<td>m-b</td><td>2/4 correct · strict ✗</td>" in html
+    # and the context's one plain/negated pair, answered consistently by both (docs/report.md#systematicity)
+    assert "<td>m-a</td><td>4/4 correct · strict ✓ · polarity breaks 0/1</td>" in html
+    assert "<td>m-b</td><td>2/4 correct · strict ✗ · polarity breaks 0/1</td>" in html
     # the passage every variant shares is shown once, the questions without it
     assert html.count("Passage of c2: a witness spoke.") == 1
     assert "Question incorrect/global/plain/Q1/d1?" in html

@@ -98,8 +98,9 @@ def test_grid_has_a_row_per_variant_and_a_column_per_model(client):
                       "binary · bias incorrect · level root", "binary · bias incorrect · level global",
                       "mc · bias neutral", "mc · bias incorrect · level root"]
     strict = re.findall(r"<tr><td>(m-[abc])[^<]*</td><td>([^<]*)</td><td class=\"num\">(\d+)</td></tr>", html)
-    assert strict == [("m-a", "6/7 correct · strict ✗", "1"), ("m-b", "3/7 correct · strict ✗", "4"),
-                      ("m-c", "5/7 correct · strict ✗", "2")]
+    pair = " · polarity breaks 0/1"  # the root plain/negated pair, right both times under every model
+    assert strict == [("m-a", "6/7 correct · strict ✗" + pair, "1"), ("m-b", "3/7 correct · strict ✗" + pair, "4"),
+                      ("m-c", "5/7 correct · strict ✗" + pair, "2")]
     assert html.count(PASSAGE) == 1
 
 

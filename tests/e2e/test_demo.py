@@ -212,3 +212,19 @@ def test_demo_says_what_it_found(demo_out):
     assert stdout.rindex("wrote ") < stdout.rindex("What the numbers say") < stdout.rindex("Demo finished")
     md = (out / "report" / "report.md").read_text()
     assert md.index("## Finding") < md.index("## Headline") and md.rindex("## Provenance") > md.index("## OMIT")
+
+
+def test_demo_report_carries_the_systematicity_section(demo_out):
+    """Polarity consistency, paraphrase invariance and framing against rewording for SmolLM2,
+    in report.json, report.md and the finding (docs/report.md "Systematicity")."""
+    out, stdout = demo_out
+    report = json.loads((out / "report" / "report.json").read_text())
+    pooled = report["systematicity"]["smollm2"]["all"]["binary"]["levels"]["all"]
+    assert 0 <= pooled["biases"]["all"]["polarity"] <= 1 and pooled["biases"]["all"]["polarity_ci"]
+    assert pooled["accuracy"]["difference_ci"] and pooled["accuracy"]["rewording_effect"] >= 0
+    constrained = report["systematicity"]["smollm2 [constrained]"]["all"]["binary"]
+    assert constrained["levels"]["all"]["p_gold"]["rewording_effect"] > 0
+    assert sum(constrained["variance"][k] for k in ("framing", "polarity", "rewording", "residual")) \
+        == pytest.approx(1.0)
+    assert "Systematicity" in (out / "report" / "report.md").read_text()
+    assert "Systematicity, FramingQA binary yes/no" in stdout

@@ -27,7 +27,7 @@ from framebench.suite import (
     TextOptions,
     standard_formats,
 )
-from framebench.text_eval.comparisons import FRAMINGQA_COMPARISON
+from framebench.text_eval.framingqa.comparison import COMPARISON as FRAMINGQA_COMPARISON
 from framebench.text_eval.framingqa.domains import task_names
 from framebench.text_eval.framingqa.finding import framingqa_finding, rotation_finding
 from framebench.text_eval.framingqa.headline import score_headline
@@ -165,6 +165,24 @@ class RotatedMetrics(SuiteMetrics):
         return rotation_finding(report[self.name])
 
 
+def systematicity_breaks(rows) -> str:
+    """`` · polarity breaks b/n · paraphrase breaks b/n``: a model's plain/negated pairs answered
+    inconsistently and rewording triples answered differently in one context (docs/report.md
+    "Systematicity"; empty where it has neither)."""
+    from framebench.text_eval.framingqa.systematicity import (
+        polarity_pairs,
+        prepared,
+        rewording_triples,
+    )
+
+    if not {"form", "phrasing", "slot", "distractor", "level"} <= set(rows.columns):
+        return ""
+    found = prepared(rows)
+    pairs, triples = polarity_pairs(found)["consistent"], rewording_triples(found)["alike"]
+    return "".join(f" · {what} breaks {int((values == 0).sum())}/{len(values)}"
+                   for what, values in (("polarity", pairs), ("paraphrase", triples)) if len(values))
+
+
 class FramingQAView(SuiteView):
     """Strict: a context passes when every question is answered right."""
 
@@ -175,7 +193,7 @@ class FramingQAView(SuiteView):
 
     def model_summary(self, rows):
         k = int((rows["correct"].fillna(False).astype(bool) & (rows["parse"] == "ok")).sum())
-        return f"{k}/{len(rows)} correct · strict {'✓' if k == len(rows) else '✗'}"
+        return f"{k}/{len(rows)} correct · strict {'✓' if k == len(rows) else '✗'}" + systematicity_breaks(rows)
 
 
 ITEMS = FramingQAItems(
