@@ -47,6 +47,9 @@ class Measure:
     # What a per-context value of 1 means, for a 0/1 measure the McNemar test may run on (the
     # caption's "b = contexts where <means> under A only").
     means: str = ""
+    # False for a measure a trivial baseline scores trivially (a constant answer is perfectly
+    # invariant to rewording): it does not count when telling a model from such a baseline
+    baseline: bool = True
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,8 @@ def compare_models(records: pd.DataFrame, specs: Iterable[tuple[str, Comparison]
                  if len(models) > 1 else [])
         if found:
             out["suites"][suite] = {"title": spec.title, "group": list(spec.group),
-                                    "measures": [{"key": m.key, "label": m.label, "means": m.means}
+                                    "measures": [{"key": m.key, "label": m.label, "means": m.means,
+                                                  **({} if m.baseline else {"baseline": False})}
                                                  for m in spec.measures],
                                     "test": spec.test, "pooled": list(spec.pooled) if spec.pooled else None,
                                     "rows": found}

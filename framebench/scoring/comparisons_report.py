@@ -92,14 +92,16 @@ def _compared(row: Mapping[str, Any]) -> tuple[str, str] | None:
     return (b, a) if trivial_model(a) else (a, b)
 
 
-def _likeness(row: Mapping[str, Any]) -> str:
+def _likeness(part: Mapping[str, Any], row: Mapping[str, Any]) -> str:
     """``equal`` when every measure is the same for both models, ``close`` when every paired
     difference's interval includes 0 (and the McNemar test, if any, finds nothing at Holm
-    p < .05), else ``""``."""
+    p < .05), else ``""``; measures a trivial baseline scores trivially (``"baseline": false``)
+    left out."""
     from framebench.scoring.finding import excludes_zero
     from framebench.scoring.formatting import SIGNIFICANCE, as_number
 
-    measures = list(row["measures"].values())
+    skip = {m["key"] for m in part.get("measures") or [] if m.get("baseline") is False}
+    measures = [m for key, m in row["measures"].items() if key not in skip]
     if all(m.get("a") == m.get("b") for m in measures):
         return "equal"
     test = row.get("test") or {}
@@ -126,7 +128,7 @@ def baseline_finding(comparisons: Mapping[str, Any]) -> dict[str, list[str]]:
             pair = _compared(row)
             if pair is None or (pooled and row["group"].get(pooled[0]) != pooled[1]):
                 continue
-            likeness = _likeness(row)
+            likeness = _likeness(part, row)
             if likeness:
                 found.setdefault((*pair, likeness), []).append(f"{_where(part, row)} (n = {row['n_contexts']})")
     out: dict[str, list[str]] = {}

@@ -24,9 +24,11 @@ from framebench.text_eval.framingqa.systematicity import (
     prepared,
 )
 
-MEASURES = (Measure("polarity_consistency", "Polarity consistency"),
-            Measure("paraphrase_invariance", "Paraphrase invariance"),
-            Measure("framing_minus_rewording", "Framing − rewording"))
+# a constant answer is perfectly invariant and never consistent: these do not tell a model from
+# a trivial baseline (framebench.scoring.comparisons_report)
+MEASURES = (Measure("polarity_consistency", "Polarity consistency", baseline=False),
+            Measure("paraphrase_invariance", "Paraphrase invariance", baseline=False),
+            Measure("framing_minus_rewording", "Framing − rewording", baseline=False))
 
 
 def systematicity_values(records: pd.DataFrame) -> pd.DataFrame:
