@@ -167,6 +167,60 @@ def per_context_row(backend, items, chats, decodings, tmp: Path, outputs: dict[s
     return "  per-context batches", items, seconds, necessary_work(backend, items, chats, generated, True)
 
 
+def cli_run(data: Path, out: Path, answer: str = "generate", extra: tuple[str, ...] = ()) -> None:
+    """The whole ``framebench text`` command in this process (its own model load, item reading,
+    planning, result store, records and summary)."""
+    from framebench.cli import main
+
+    argv = sys.argv
+    sys.argv = ["framebench", "text", "--data", str(data), "--out", str(out), "--answer", answer, "--quiet", *extra]
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code:
+            raise
+    finally:
+        sys.argv = argv
+
+
+def cli_row(backend, items, chats, tmp: Path, outputs: dict[str, str], model: str, extra: tuple[str, ...]):
+    """``framebench text`` as a user runs it, on the same items; its greedy outputs must be the same."""
+    from framebench.records import read_records
+
+    data = tmp / "cli-data"
+    if not (data / "items.jsonl").exists():
+        from framebench.items import write_items
+
+        write_items(items, data / "items.jsonl")
+    _, seconds = timed(backend, lambda: cli_run(data, tmp / "run-cli", "generate", ("--model", model, *extra)))
+    records = read_records(tmp / "run-cli")
+    got = dict(zip(records["item_id"], records["output"], strict=True))
+    if got != outputs:
+        sys.exit("error: the framebench text command's greedy outputs differ from run_text's")
+    generated = generated_tokens(backend, items, got)
+    return "framebench text (command)", items, seconds, necessary_work(backend, items, chats, generated, True)
+
+
+def before_row(backend, items, chats, decodings, tmp: Path, outputs: dict[str, str]):
+    """The reference row for issue 51's decoding changes: the same run with every finished row
+    leaving the batch at once (a cache copy at each step where any row finished) and at most 64
+    rows a batch (``--before``); its greedy outputs must be the same."""
+    from framebench.backends import batch_sizing, hf_decoding
+
+    saved = hf_decoding.worth_compacting, batch_sizing.AUTO_MAX_BATCH, backend.call_size
+    hf_decoding.worth_compacting = lambda finished, _rows, _steps: finished > 0
+    batch_sizing.AUTO_MAX_BATCH, backend.call_size = 64, None
+    try:
+        (old, _), seconds = timed(backend, lambda: engines.framebench_engine(
+            backend, items, chats, decodings, tmp, "before"))
+    finally:
+        hf_decoding.worth_compacting, batch_sizing.AUTO_MAX_BATCH, backend.call_size = saved
+    if old != outputs:
+        sys.exit("error: the decoding before issue 51 gave other greedy outputs")
+    generated = generated_tokens(backend, items, old)
+    return "  before issue 51", items, seconds, necessary_work(backend, items, chats, generated, True)
+
+
 def timed(backend, fn) -> tuple[object, float]:
     engines.sync(backend)
     start = time.perf_counter()
@@ -190,6 +244,11 @@ def main() -> None:
     ap.add_argument("--lmeval-batch", type=int, default=64)
     ap.add_argument("--per-context", action=argparse.BooleanOptionalAction, default=None,
                     help="also time generation with every batch inside one context (default: on a CPU)")
+    ap.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the whole `framebench text` command on the same items (not with --random-init)")
+    ap.add_argument("--before", action="store_true",
+                    help="also time generation as it was before issue 51 (finished rows leave at once, 64 rows)")
+    ap.add_argument("--skip", default="", help="reference rows to leave out: naive,lmeval,constrained")
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args()
 
@@ -223,17 +282,26 @@ def main() -> None:
             backend, items, chats, decodings, Path(tmp), "auto"))
         generated = generated_tokens(backend, items, outputs)
         rows.append(("framebench generate", items, seconds, necessary_work(backend, items, chats, generated, True)))
+        if args.before:
+            rows.append(before_row(backend, items, chats, decodings, Path(tmp), outputs))
+        if args.cli and not args.random_init:
+            rows.append(cli_row(backend, items, chats, Path(tmp), outputs, args.model or "smollm2",
+                                (f"-M=dtype={args.dtype}",) if args.dtype else ()))
         if args.per_context and len({it["context_id"] for it in items}) > 1:
             rows.append(per_context_row(backend, items, chats, decodings, Path(tmp), outputs))
-        _, seconds = timed(backend, lambda: engines.constrained_engine(backend, items, chats))
-        rows.append(("framebench constrained", items, seconds, necessary_work(backend, items, chats, None, True)))
-        naive, seconds = timed(backend, lambda: engines.naive_engine(backend, naive_items, chats, decodings))
-        rows.append(("naive loop", naive_items, seconds, necessary_work(
-            backend, naive_items, chats, generated_tokens(backend, naive_items, naive), False)))
-        lmeval, seconds = timed(backend, lambda: engines.lmeval_engine(backend, items, chats, decodings,
-                                                                        args.lmeval_batch))
-        rows.append((f"lm-eval style ({args.lmeval_batch})", items, seconds, necessary_work(
-            backend, items, chats, generated_tokens(backend, items, lmeval), False)))
+        skip = set(args.skip.split(","))
+        if "constrained" not in skip:
+            _, seconds = timed(backend, lambda: engines.constrained_engine(backend, items, chats))
+            rows.append(("framebench constrained", items, seconds, necessary_work(backend, items, chats, None, True)))
+        if "naive" not in skip:
+            naive, seconds = timed(backend, lambda: engines.naive_engine(backend, naive_items, chats, decodings))
+            rows.append(("naive loop", naive_items, seconds, necessary_work(
+                backend, naive_items, chats, generated_tokens(backend, naive_items, naive), False)))
+        if "lmeval" not in skip:
+            lmeval, seconds = timed(backend, lambda: engines.lmeval_engine(backend, items, chats, decodings,
+                                                                            args.lmeval_batch))
+            rows.append((f"lm-eval style ({args.lmeval_batch})", items, seconds, necessary_work(
+                backend, items, chats, generated_tokens(backend, items, lmeval), False)))
 
     table = []
     for name, chosen, seconds, work in rows:

@@ -35,6 +35,27 @@ CHARS_PER_TOKEN = 4  # the approximation where the engine declares no tokenizer
 
 
 @dataclass(frozen=True)
+class Reference:
+    """Seconds per generating request of a model size on a machine, for planning a run elsewhere
+    (docs/speed.md, "The full build per model size"): ``basis`` says whether it was measured on
+    the full build's items or projected."""
+
+    model: str
+    machine: str
+    seconds_per_request: float
+    basis: str
+
+
+REFERENCES = (
+    Reference("SmolLM2-135M (fp32)", "a 2-core CPU", 0.0, "measured: `framebench text` on full-build law items"),
+    Reference("1.7B (bf16)", "one H200", 0.0221, "projected from the rate measured on the demo's law items, "
+              "random weights of the shape; not measured on the full build, nor on an H100"),
+    Reference("8B (bf16)", "one H200", 0.0240, "projected from the rate measured on the demo's law items, "
+              "random weights of the shape; not measured on the full build, nor on an H100"),
+)
+
+
+@dataclass(frozen=True)
 class Sample:
     """A timed sample: ``requests`` requests (``generated`` of them generating text) took ``seconds``."""
 
@@ -236,6 +257,9 @@ def lines(est: Estimate) -> list[tuple[str, str]]:
         rows.append(("time", f"{_duration(seconds)} ({basis}; model loading not included)"))
     else:
         rows.append(("time", "unknown: pass --sample N (time N real requests) or --rate R (requests/s you measured)"))
+    for ref in REFERENCES:
+        rows.append((f"time for {ref.model} on {ref.machine}",
+                     f"{_duration(est.requests * ref.seconds_per_request)} ({ref.seconds_per_request} s a request; {ref.basis})"))
     expected, bound = est.cost(est.input_tokens, est.output_tokens), est.cost(est.input_tokens, est.max_output_tokens)
     if expected is not None and bound is not None:
         cached = est.cost(est.uncached_input_tokens, est.output_tokens)

@@ -1,6 +1,6 @@
 """How many rows one forward pass of ``hf:`` takes, and how rows are cut into length buckets.
 
-``auto`` on CPUs: KV rows that fit in ~2 GiB, at most 64. ``auto`` on GPUs: no fixed cap; what
+``auto`` on CPUs: KV rows that fit in a quarter of the available memory, at most ``AUTO_MAX_BATCH``. ``auto`` on GPUs: no fixed cap; what
 fits in the free device memory, counting each row's KV cache, its activations while its suffix is
 prefilled, its last-position logits, and the held prefix caches.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-AUTO_KV_BUDGET_BYTES = 2 << 30  # "auto" batch size on CPUs: KV cache rows that fit in ~2 GiB
+AUTO_KV_BUDGET_BYTES = 2 << 30  # "auto" batch size on CPUs where the free memory is unknown
+CPU_MEMORY_FRACTION = 0.25  # share of the available memory "auto" may plan KV rows for on CPUs
 AUTO_MAX_BATCH = 64  # CPUs only; on GPUs "auto" is bounded by free device memory alone
 GPU_MEMORY_FRACTION = 0.8  # share of the free device memory "auto" may plan for
 # Cost of one extra forward pass, in prompt-token equivalents, when choosing length buckets.
@@ -40,7 +41,8 @@ def batch_limit(model: Any, device: Any, batch_size: int | str, total_len: int, 
     kv_per_token = kv_bytes_per_token(model)
     per_row = kv_per_token * max(total_len, 1)
     if device.type != "cuda":
-        return max(1, min(AUTO_MAX_BATCH, AUTO_KV_BUDGET_BYTES // per_row))
+        budget = cpu_kv_budget() - kv_per_token * held_prefix_tokens
+        return max(1, min(AUTO_MAX_BATCH, budget // per_row))
     import torch
 
     cfg = model.config.get_text_config(decoder=True)
@@ -55,6 +57,17 @@ def batch_limit(model: Any, device: Any, batch_size: int | str, total_len: int, 
     free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
     budget = int(free * GPU_MEMORY_FRACTION) - kv_per_token * held_prefix_tokens
     return max(1, budget // per_row)
+
+
+def cpu_kv_budget() -> int:
+    """Bytes of KV cache "auto" plans for on a CPU: a share of the available memory (Linux
+    /proc/meminfo), else ``AUTO_KV_BUDGET_BYTES``."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            kib = next(int(line.split()[1]) for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return AUTO_KV_BUDGET_BYTES
+    return int(kib * 1024 * CPU_MEMORY_FRACTION)
 
 
 def length_buckets(seqs: Sequence[Sequence[int]], prefix_of: dict[int, int], members: list[int],

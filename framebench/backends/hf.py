@@ -32,6 +32,17 @@ from framebench.errors import UserError
 log = logging.getLogger(__name__)
 
 CALL_SIZE_GPU = 4096  # jobs per generate() call the runner should send on GPUs (CPUs: the runner's default)
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # CPU instructions that multiply bfloat16 natively
+
+
+def cpu_bf16_flags() -> set[str]:
+    """The CPU's native bfloat16 instructions (Linux /proc/cpuinfo; empty elsewhere)."""
+    try:
+        text = open("/proc/cpuinfo", encoding="utf-8").read()  # noqa: SIM115
+    except OSError:
+        return set()
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return set(flags) & set(CPU_BF16_FLAGS)
 
 
 class HFBackend(LocalModelFingerprint, BatchedDecoding, AnswerScoring):
@@ -65,6 +76,9 @@ class HFBackend(LocalModelFingerprint, BatchedDecoding, AnswerScoring):
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self._dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
         self.call_size = CALL_SIZE_GPU if self.device.type == "cuda" else None  # None: the runner's default
+        if self.device.type == "cpu" and dtype in ("bfloat16", "float16") and not cpu_bf16_flags():
+            log.warning("%s on a CPU without %s: usually slower than float32 here (README, CPU bfloat16)",
+                        dtype, " or ".join(CPU_BF16_FLAGS))
         try:
             if loaded is not None:  # an already-loaded (model, tokenizer), see ``from_loaded``
                 self._preloaded, self.tokenizer = loaded

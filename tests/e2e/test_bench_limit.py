@@ -39,3 +39,11 @@ def test_gpu_script_runs_on_cpu_with_the_tiny_shape(smollm2_dir, tmp_path):
     assert runs["framebench generate"]["prompt_tokens_per_item"] < runs["lm-eval style (16)"]["prompt_tokens_per_item"]
     assert all(0 < row["utilization"] and row["seconds_per_item"] > 0 for row in runs.values())
     assert "framebench generate" in proc.stdout and "util" in proc.stdout
+    # the profile step: the same law context, by kind of work, with the forwards' token counts
+    prof = json.loads((tmp_path / "profile-tiny" / "profile.json").read_text())
+    assert prof["items"] == 94 and set(prof["runs"]) == {"generate", "constrained", "lmeval"}
+    for row in prof["runs"].values():
+        assert row["wall_s"] > 0 and row["host_s"]["matmul"] > 0 and 0 < row["real_tokens"] <= row["tokens_multiplied"]
+    # the lm-eval loop feeds every prompt token; framebench each shared prefix once
+    assert prof["runs"]["lmeval"]["real_tokens"] > prof["runs"]["generate"]["real_tokens"]
+    assert prof["runs"]["generate"]["decoding_steps"] > 0
