@@ -201,26 +201,6 @@ def cli_row(backend, items, chats, tmp: Path, outputs: dict[str, str], model: st
     return "framebench text (command)", items, seconds, necessary_work(backend, items, chats, generated, True)
 
 
-def before_row(backend, items, chats, decodings, tmp: Path, outputs: dict[str, str]):
-    """The reference row for issue 51's decoding changes: the same run with every finished row
-    leaving the batch at once (a cache copy at each step where any row finished) and at most 64
-    rows a batch (``--before``); its greedy outputs must be the same."""
-    from framebench.backends import batch_sizing, hf_decoding
-
-    saved = hf_decoding.worth_compacting, batch_sizing.AUTO_MAX_BATCH, backend.call_size
-    hf_decoding.worth_compacting = lambda finished, _rows, _steps: finished > 0
-    batch_sizing.AUTO_MAX_BATCH, backend.call_size = 64, None
-    try:
-        (old, _), seconds = timed(backend, lambda: engines.framebench_engine(
-            backend, items, chats, decodings, tmp, "before"))
-    finally:
-        hf_decoding.worth_compacting, batch_sizing.AUTO_MAX_BATCH, backend.call_size = saved
-    if old != outputs:
-        sys.exit("error: the decoding before issue 51 gave other greedy outputs")
-    generated = generated_tokens(backend, items, old)
-    return "  before issue 51", items, seconds, necessary_work(backend, items, chats, generated, True)
-
-
 def timed(backend, fn) -> tuple[object, float]:
     engines.sync(backend)
     start = time.perf_counter()
@@ -246,8 +226,6 @@ def main() -> None:
                     help="also time generation with every batch inside one context (default: on a CPU)")
     ap.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the whole `framebench text` command on the same items (not with --random-init)")
-    ap.add_argument("--before", action="store_true",
-                    help="also time generation as it was before issue 51 (finished rows leave at once, 64 rows)")
     ap.add_argument("--skip", default="", help="reference rows to leave out: naive,lmeval,constrained")
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args()
@@ -282,8 +260,6 @@ def main() -> None:
             backend, items, chats, decodings, Path(tmp), "auto"))
         generated = generated_tokens(backend, items, outputs)
         rows.append(("framebench generate", items, seconds, necessary_work(backend, items, chats, generated, True)))
-        if args.before:
-            rows.append(before_row(backend, items, chats, decodings, Path(tmp), outputs))
         if args.cli and not args.random_init:
             rows.append(cli_row(backend, items, chats, Path(tmp), outputs, args.model or "smollm2",
                                 (f"-M=dtype={args.dtype}",) if args.dtype else ()))

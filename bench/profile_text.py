@@ -122,14 +122,20 @@ class InlineThread:
         self.target()
 
 
-def hooked_cli(counts: Counts):
-    """Run the CLI's units on this thread and register the counting hook on every model it loads."""
+def inline_units() -> None:
+    """Run the executor's units on this thread (``run_text``'s and the CLI's)."""
     import types
 
-    from framebench.backends.hf import HFBackend
-    from framebench.executors import base
-
+    try:
+        from framebench.executors import base
+    except ImportError:  # a box without the runner's dependencies: the backend calls run here anyway
+        return
     base.threading = types.SimpleNamespace(Thread=InlineThread)
+
+
+def hooked_cli(counts: Counts):
+    """Register the counting hook on every model the CLI loads in this process."""
+    from framebench.backends.hf import HFBackend
 
     load = HFBackend._load_model
 
@@ -169,6 +175,7 @@ def main() -> None:
         n += size
     items = [it for it in items if it["context_id"] in keep]
     counts = Counts()
+    inline_units()
     if args.random_init:
         backend = engines.random_init_backend(args.random_init, args.tokenizer, args.dtype, "auto")
         backend.model.register_forward_pre_hook(counts.hook, with_kwargs=True)

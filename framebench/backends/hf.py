@@ -77,7 +77,7 @@ class HFBackend(LocalModelFingerprint, BatchedDecoding, AnswerScoring):
         self._dtype = getattr(torch, dtype) if dtype else (torch.float32 if self.device.type == "cpu" else "auto")
         self.call_size = CALL_SIZE_GPU if self.device.type == "cuda" else None  # None: the runner's default
         if self.device.type == "cpu" and dtype in ("bfloat16", "float16") and not cpu_bf16_flags():
-            log.warning("%s on a CPU without %s: usually slower than float32 here (README, CPU bfloat16)",
+            log.warning("%s on a CPU without %s: usually slower than float32 here (docs/speed.md, \"CPU bfloat16\")",
                         dtype, " or ".join(CPU_BF16_FLAGS))
         try:
             if loaded is not None:  # an already-loaded (model, tokenizer), see ``from_loaded``

@@ -29,14 +29,6 @@ log = logging.getLogger(__name__)
 GPU_SYNC_EVERY = 4  # decoding steps between host checks for finished rows on GPUs
 
 
-def worth_compacting(finished: int, rows: int, steps_left: int) -> bool:
-    """Whether finished rows should leave the batch now. Leaving copies every remaining row's
-    cache (``batch_select_indices``: a row's whole reserved buffer, about what one decoding step
-    costs a row); staying costs each finished row a step's work for every step left (its token is
-    the pad and never read). docs/speed.md, "Finished rows"."""
-    return finished > 0 and finished * steps_left >= rows - finished
-
-
 class BatchedDecoding:
     """Mixed into ``HFBackend``: needs ``model``, ``tokenizer``, ``device``, ``batch_size``,
     ``prefix_reuse``, ``prefix_trie``, ``mix_contexts``, ``eos_ids``, ``pad_id``, ``bos_id`` and ``encode``."""
@@ -238,9 +230,8 @@ class BatchedDecoding:
         return self.model(use_cache=True, **inputs, **kv_cache.with_cache(self.model, cache))
 
     def _greedy_batch(self, seqs, prefix_of, batch, cache, decoding) -> list[str]:
-        """Greedy decoding; finished rows (eos, stop string) write the pad token from then on and leave
-        the batch and the cache at a host check where that saves work (``worth_compacting``).
-        Generated tokens stay on the device until the batch ends."""
+        """Greedy decoding; finished rows (eos, stop string) leave the batch and the cache at each
+        host check. Generated tokens stay on the device until the batch ends."""
         import torch
 
         ids, mask, positions = self._suffix_inputs(seqs, prefix_of, batch)
@@ -265,10 +256,9 @@ class BatchedDecoding:
                 if decoding.stop:
                     seen = out[rows, : step + 1].tolist()
                     keep = [k and not self._hit_stop(toks, decoding) for k, toks in zip(keep, seen, strict=True)]
-                    unfinished &= torch.tensor(keep, device=self.device)
                 if not any(keep):
                     break
-                if worth_compacting(len(keep) - sum(keep), len(keep), steps - step - 1):
+                if not all(keep):
                     index = torch.tensor([r for r, k in enumerate(keep) if k], device=self.device)
                     cache.batch_select_indices(index)
                     tokens, mask, next_pos = tokens[index], mask[index], next_pos[index]

@@ -164,30 +164,6 @@ def test_gpu_auto_batch_has_no_fixed_cap_and_follows_free_memory(mixed, monkeypa
     assert mixed._batch_limit(total, width) == 64  # the CPU rule is unchanged
 
 
-def test_finished_rows_leave_where_staying_costs_more_than_the_copy():
-    from framebench.backends.hf_decoding import worth_compacting
-
-    assert not worth_compacting(0, 10, 5)  # nothing finished
-    assert not worth_compacting(1, 10, 8)  # 1 row x 8 steps < copying the 9 others
-    assert worth_compacting(1, 10, 9)  # 9 >= 9
-    assert worth_compacting(5, 10, 1) and not worth_compacting(4, 10, 1)  # last step: half or more
-
-
-@pytest.mark.parametrize("leave", ["never", "always"])
-def test_finished_rows_staying_or_leaving_change_no_output(mixed, naive, monkeypatch, leave):
-    """Finished rows that stay in the batch decode pad tokens nobody reads; with a stop string too."""
-    from framebench.backends import hf_decoding
-
-    rule = (lambda f, r, s: False) if leave == "never" else (lambda f, r, s: f > 0)
-    monkeypatch.setattr(hf_decoding, "worth_compacting", rule)
-    mixed.batch_size = "auto"
-    chats = _chats()
-    assert mixed.generate(chats, Decoding(max_new_tokens=10)) == naive
-    stop = next(ch for text in naive for ch in text if ch.strip())
-    decoding = Decoding(max_new_tokens=10, stop=(stop,))
-    assert mixed.generate(chats, decoding) == mixed.generate_naive(chats, decoding)
-
-
 def test_cpu_auto_batch_follows_available_memory(mixed, monkeypatch):
     from framebench.backends import batch_sizing
 

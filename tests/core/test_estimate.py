@@ -133,3 +133,14 @@ def test_omit_dry_run_on_authored_scenarios_writes_nothing(tmp_path, capsys):
 def test_estimate_numbers_take_the_shared_rules(args, says, capsys):
     code, _, err = _run(["estimate", "--data", str(DEMO / "omit"), *args], capsys)
     assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and says in err, err
+
+
+def test_reference_times_scale_with_the_requests_and_say_their_basis():
+    """docs/speed.md's full-build rows: seconds a request times the requests, projections marked."""
+    from framebench.estimate import Estimate, lines
+
+    rows = dict(lines(Estimate("smollm2", 50, 100, 100, 1000, 500, 800, "the model's own tokenizer")))
+    assert rows["time for SmolLM2-135M (fp32) on a 2-core CPU"].startswith("0 min 25 s (0.25 s a request; measured")
+    assert rows["time for 8B (bf16) on one H200"].startswith("0 min 02 s (0.024 s a request; projected")
+    full = dict(lines(Estimate("smollm2", 52267, 52267, 52267, 0, 0, 0, "x")))
+    assert full["time for 1.7B (bf16) on one H200"].startswith("19 min 15 s")  # 52,267 x 0.0221 s = 1,155 s
