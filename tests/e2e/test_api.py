@@ -31,7 +31,7 @@ def test_readme_python_example_runs(tmp_path, monkeypatch):
     with contextlib.redirect_stdout(printed):
         exec(compile(code, "README.md", "exec"), {})  # noqa: S102  (the project's own README)
     report = json.loads((tmp_path / "runs" / "api-report" / "report.json").read_text())
-    assert set(report) == {"meta", "cautions", "finding", "headline", "framingqa", "omit", "embodied"}
+    assert set(report) == {"meta", "cautions", "finding", "headline", "framingqa", "systematicity", "omit", "embodied"}
     (caution,) = report["cautions"]["lines"]  # the oracle ran 2 of the 4 episodes (--limit 2)
     assert caution.startswith("runs/api-oracle was run with --limit 2: a smoke test")
     mean = report["framingqa"]["baseline:always-yes"]["all"]["binary"]["mean"]

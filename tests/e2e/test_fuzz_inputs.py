@@ -42,7 +42,7 @@ def test_every_malformed_input_is_one_clean_line(tmp_path, family):
 @pytest.mark.subprocess
 def test_a_few_cases_as_real_processes(tmp_path):
     """The same guarantees through the installed console script (exit status, stderr)."""
-    chosen = {("seeds", "nul_in_field"), ("episodes", "temporal_cycle"), ("usage", "plan_contexts_401_digits"),
+    chosen = {("seeds", "nul_in_field"), ("episodes", "temporal_cycle"), ("usage", "power_contexts_401_digits"),
               ("sweep", "second_model_unknown")}
     cases = [c for c in all_cases() if (c.family, c.name) in chosen]
     assert len(cases) == len(chosen)
