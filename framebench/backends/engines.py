@@ -72,7 +72,7 @@ HF_OPTIONS = (
     Option("dtype", str, "weights dtype, e.g. bfloat16 (default: the model's own)"),
     Option("prefix_reuse", bool, "compute a context's shared prompt prefix once"),
     Option("prefix_trie", bool, "compute every prefix some of a context's prompts share once, a prefix trie "
-           "(default: for constrained answers only)"),
+           "(default: for constrained answers, and for generation on CPUs)"),
     Option("mix_contexts", bool, "let rows of different contexts share a batch (default: on; off: per-context batches)"),
 )
 

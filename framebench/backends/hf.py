@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 
+from framebench.backends import cpu_attention
 from framebench.backends.base import Chat
 from framebench.backends.hf_decoding import BatchedDecoding
 from framebench.backends.hf_scoring import AnswerScoring
@@ -123,6 +124,8 @@ class HFBackend(LocalModelFingerprint, BatchedDecoding, AnswerScoring):
         except (OSError, ValueError) as exc:
             raise UserError(f"{self.path}: cannot load the model ({' '.join(str(exc).split())[:300]})") from None
         model.to(self.device).eval()
+        if cpu_attention.use_grouped_sdpa(model):
+            log.debug("grouped-query attention without copied keys (%s)", cpu_attention.NAME)
         gen = model.generation_config
         eos = gen.eos_token_id if gen.eos_token_id is not None else self.tokenizer.eos_token_id
         self._eos_ids: list[int] = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]

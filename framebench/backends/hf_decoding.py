@@ -7,8 +7,8 @@ tokens *between* the prefix and the suffix with attention mask 0; position ids c
 mask's cumulative sum, so every real token keeps the position it has in the unpadded prompt. One
 batch also holds rows of *different* contexts: each row's prefix keys/values are left-padded
 (mask 0) to the batch's longest prefix (``kv_cache.batch_cache``), with room reserved for the
-suffix and the new tokens, so decoding writes in place. With a prefix trie (``prefix_trie``: by default for scoring
-only) a group prefills every prefix some of its prompts share once, packed in one row, and each
+suffix and the new tokens, so decoding writes in place. With a prefix trie (``prefix_trie``: by default for scoring,
+and for generation on CPUs) a group prefills every prefix some of its prompts share once, packed in one row, and each
 row's cache is gathered from it (the root plus the row's path). ``generate_naive`` (one chat at a time, no cache, no padding)
 is the reference these outputs are tested against.
 """
@@ -149,10 +149,13 @@ class BatchedDecoding:
     def _prompt_tries(self, seqs, groups, scoring: bool) -> dict[int, PromptTrie]:
         """The prefix trie of each prompt group, where it shares more than the group's one prefix;
         groups without one prefill that prefix alone. ``prefix_trie`` None (the default) uses the
-        trie for scoring only: measured on CPUs it makes constrained answers faster but generation
-        slower (docs/speed.md); True uses it for generation too."""
+        trie for scoring everywhere and for generation on CPUs, where both were measured faster
+        (docs/speed.md, "Prompt prefix trie"; on GPUs generation is unmeasured); True or False
+        decides for both."""
         wanted = getattr(self, "prefix_trie", None)
-        if not (scoring if wanted is None else wanted) or not kv_cache.full_attention(self.model):
+        if wanted is None:
+            wanted = scoring or self.device.type == "cpu"
+        if not wanted or not kv_cache.full_attention(self.model):
             return {}
         tries = {}
         for g, (prefix_len, members) in enumerate(groups):
@@ -178,6 +181,7 @@ class BatchedDecoding:
         remaining = [len(members) for _, members in groups]
         prefixes: dict[int, object] = {}
         for batch in self._batches(seqs, groups, mix, decoding, prefix_of, held):
+            batch = sorted(batch, key=group_of.__getitem__)  # a group's rows side by side: sliced copies
             for g in {group_of[i] for i in batch}:
                 if g in prefixes or groups[g][0] == 0:
                     continue

@@ -152,6 +152,25 @@ def filled_layer(keys, values):
     return layer
 
 
+def row_selector(rows: list[int], device: Any):
+    """Batch rows as a slice where they are consecutive (a plain copy), else as an index tensor."""
+    import torch
+
+    if rows == list(range(rows[0], rows[0] + len(rows))):
+        return slice(rows[0], rows[0] + len(rows))
+    return torch.tensor(rows, device=device)
+
+
+def gather_positions(source, index):
+    """``source`` (heads, positions, dim) at ``index`` (rows, n): (rows, heads, n, dim). One
+    ``index_select`` of whole position vectors (advanced indexing was several times slower)."""
+    import torch
+
+    rows, n = index.shape
+    picked = torch.index_select(source, 1, index.reshape(-1))
+    return picked.view(source.shape[0], rows, n, source.shape[2]).transpose(0, 1)
+
+
 def kv_shape(model: Any) -> tuple[int, int, int, int]:
     cfg = model.config.get_text_config(decoder=True)
     heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
@@ -171,8 +190,8 @@ def gathered_cache(model: Any, device: Any, sources: dict[Any, Any], row_source:
                    row_index: list[int | Sequence[int]], reserve: int):
     """A cache for one batch: row r holds the keys/values of ``sources[row_source[r]]`` (batch 1) at
     ``row_index[r]`` (a length n: its first n positions; or a list of positions, e.g. a prompt's
-    path through a packed prefix trie), left-padded with zeros (attention mask 0) to the batch's
-    longest row, with room for ``reserve`` more tokens (see ``batch_cache``)."""
+    path through a packed prefix trie), left-padded (attention mask 0; zeros, or a gathered row's
+    first position) to the batch's longest row, with room for ``reserve`` more tokens (see ``batch_cache``)."""
     import torch
 
     cache = new_cache(model)
@@ -189,19 +208,20 @@ def gathered_cache(model: Any, device: Any, sources: dict[Any, Any], row_source:
     for r, g in enumerate(row_source):
         if lengths[r] > 0:
             rows_of.setdefault(g, []).append(r)
-    # per source: (row ids, index [rows, pmax] into the source, valid [rows, pmax]) or a plain length
+    # per source: (row ids, index [rows, pmax] into the source) or (row ids, a plain length)
     plans: dict[Any, tuple] = {}
     for g, rows in rows_of.items():
         if all(isinstance(row_index[r], int) for r in rows) and len({lengths[r] for r in rows}) == 1:
-            plans[g] = (torch.tensor(rows, device=device), lengths[rows[0]], None)
+            plans[g] = (row_selector(rows, device), lengths[rows[0]])
             continue
+        # left padding points at the source's first position: finite keys the mask hides
         index = torch.zeros((len(rows), pmax), dtype=torch.long)
-        valid = torch.zeros((len(rows), pmax), dtype=torch.bool)
         for j, r in enumerate(rows):
             spots = range(row_index[r]) if isinstance(row_index[r], int) else row_index[r]
             index[j, pmax - lengths[r]:] = torch.as_tensor(list(spots), dtype=torch.long)
-            valid[j, pmax - lengths[r]:] = True
-        plans[g] = (torch.tensor(rows, device=device), index.to(device), valid.to(device))
+        plans[g] = (row_selector(rows, device), index.to(device))
+    bare = [r for r in range(len(row_source)) if lengths[r] == 0]
+    bare_t = torch.tensor(bare, device=device) if bare else None
     reserved = reserved_layer_class()
     batch, room = len(row_source), pmax + reserve
     for layer_idx in range(len(cache.layers)):
@@ -210,17 +230,24 @@ def gathered_cache(model: Any, device: Any, sources: dict[Any, Any], row_source:
             k_shape, v_shape = ref.keys.shape, ref.values.shape
         else:  # no row has a prefix
             k_shape = v_shape = kv_shape(model)
-        keys = torch.zeros((batch, k_shape[1], room, k_shape[3]), dtype=model.dtype, device=device)
-        values = torch.zeros((batch, v_shape[1], room, v_shape[3]), dtype=model.dtype, device=device)
-        for g, (rows_t, index, valid) in plans.items():
+        # uninitialised: the prefix part is written below (its left padding zeroed: masked, but it
+        # must be finite), the reserved part before it is read (a layer's view ends at its length)
+        keys = torch.empty((batch, k_shape[1], room, k_shape[3]), dtype=model.dtype, device=device)
+        values = torch.empty((batch, v_shape[1], room, v_shape[3]), dtype=model.dtype, device=device)
+        if bare_t is not None:
+            keys[bare_t, :, :pmax] = 0
+            values[bare_t, :, :pmax] = 0
+        for g, (rows_t, index) in plans.items():
             layer = sources[g].layers[layer_idx]
-            if valid is None:  # the same first ``index`` positions for every row
+            if isinstance(index, int):  # the same first ``index`` positions for every row
                 keys[rows_t, :, pmax - index:pmax] = layer.keys[:, :, :index].to(keys.dtype)
                 values[rows_t, :, pmax - index:pmax] = layer.values[:, :, :index].to(values.dtype)
+                if index < pmax:
+                    keys[rows_t, :, :pmax - index] = 0
+                    values[rows_t, :, :pmax - index] = 0
                 continue
-            keep = valid[:, None, :, None]
-            keys[rows_t, :, :pmax] = (layer.keys[0][:, index].transpose(0, 1) * keep).to(keys.dtype)
-            values[rows_t, :, :pmax] = (layer.values[0][:, index].transpose(0, 1) * keep).to(values.dtype)
+            keys[rows_t, :, :pmax] = gather_positions(layer.keys[0], index).to(keys.dtype)
+            values[rows_t, :, :pmax] = gather_positions(layer.values[0], index).to(values.dtype)
         cache.layers[layer_idx] = (reserved(keys, values, pmax) if reserve
                                    else filled_layer(keys[:, :, :pmax], values[:, :, :pmax]))
     return cache

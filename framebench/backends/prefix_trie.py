@@ -173,13 +173,7 @@ def run_packed(model: Any, cache: Any, offset: int, tokens: Sequence[int], paren
     n = len(tokens)
     for start in range(0, n, max_tokens):
         end = min(n, start + max_tokens)
-        allowed = torch.zeros((end - start, offset + end), dtype=torch.bool)
-        allowed[:, :offset] = True
-        for j in range(start, end):
-            node = j
-            while node >= 0:
-                allowed[j - start, offset + node] = True
-                node = parents[node]
+        allowed = ancestors_mask(parents, start, end, offset)
         mask = torch.zeros(allowed.shape, dtype=dtype)
         mask.masked_fill_(~allowed, torch.finfo(dtype).min)
         result = model(input_ids=torch.tensor([list(tokens[start:end])], device=device),
@@ -193,6 +187,26 @@ def run_packed(model: Any, cache: Any, offset: int, tokens: Sequence[int], paren
                 wanted = list(next_tokens[j])
                 out.append(logp[j - start, wanted].tolist() if wanted else [])
     return out if next_tokens is not None else None
+
+
+def ancestors_mask(parents: Sequence[int], start: int, end: int, offset: int):
+    """Which keys nodes ``start``..``end`` attend to: the ``offset`` cached tokens, then each node's
+    ancestors and itself (a bool tensor, nodes x (offset + end)). A node whose parent is in the
+    chunk copies the parent's row; only a node whose parent ran in an earlier chunk walks up."""
+    import torch
+
+    allowed = torch.zeros((end - start, offset + end), dtype=torch.bool)
+    allowed[:, :offset] = True
+    for j in range(start, end):
+        parent = parents[j]
+        if parent >= start:
+            allowed[j - start] = allowed[parent - start]
+        else:
+            while parent >= 0:
+                allowed[j - start, offset + parent] = True
+                parent = parents[parent]
+        allowed[j - start, offset + j] = True
+    return allowed
 
 
 def prefill_prompt_trie(model: Any, plan: PromptTrie, device: Any, max_tokens: int = MAX_PACKED_TOKENS):

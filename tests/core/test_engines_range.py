@@ -24,7 +24,7 @@ SIDE_VENV = REPO / ".venv-vllm"
 SKIP_FILE = REPO / ".venv-vllm.skip"
 pytestmark = pytest.mark.subprocess  # every test runs the side interpreter
 HF_ENGINE_TESTS = ["tests/core/test_backend_hf.py", "tests/core/test_backend_hf_batching.py",
-                   "tests/core/test_choice_scoring.py", "tests/core/test_kv_cache.py",
+                   "tests/core/test_choice_scoring.py", "tests/core/test_kv_cache.py", "tests/core/test_cpu_attention.py",
                    "tests/text/test_text_constrained.py", "tests/core/test_backend_vllm.py"]
 
 

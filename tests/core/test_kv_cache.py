@@ -76,3 +76,26 @@ def test_layer_layout_and_batch_cache_rows(tiny_model):
     cache.layers[0].update(torch.ones(3, *cache.layers[0].keys.shape[1:2], 1, cache.layers[0].keys.shape[-1]),
                            torch.ones(3, *cache.layers[0].values.shape[1:2], 1, cache.layers[0].values.shape[-1]))
     assert cache.layers[0].keys.shape[-2] == len(long) + 1 and cache.layers[0]._keys.data_ptr() == before
+
+
+def test_gathered_rows_of_two_sources_in_any_order(tiny_model):
+    """Rows of two sources interleaved, some as a plain length, some as a list of positions (a trie
+    path): each row holds exactly its positions' keys/values after its left padding, and the
+    padding (masked) is finite: zeros, or a copy of the source's first position."""
+    import torch
+
+    cpu = torch.device("cpu")
+    sources = {"a": kv_cache.prefill(tiny_model, list(range(5, 17)), cpu),
+               "b": kv_cache.prefill(tiny_model, list(range(40, 48)), cpu)}
+    row_source = ["b", "a", "b", "a"]
+    row_index = [8, [0, 1, 2, 5, 9], [0, 1, 3], 12]
+    cache = kv_cache.gathered_cache(tiny_model, cpu, sources, row_source, row_index, reserve=3)
+    for layer_idx, layer in enumerate(cache.layers):
+        assert layer.keys.shape[-2] == 12 and layer._keys.shape[-2] == 15
+        for row, (src, index) in enumerate(zip(row_source, row_index, strict=True)):
+            spots = list(range(index)) if isinstance(index, int) else index
+            source = sources[src].layers[layer_idx]
+            pad = 12 - len(spots)
+            assert torch.equal(layer.keys[row, :, pad:], source.keys[0][:, spots])
+            assert torch.equal(layer.values[row, :, pad:], source.values[0][:, spots])
+        assert torch.isfinite(layer.keys[:, :, :12]).all() and torch.isfinite(layer.values[:, :, :12]).all()

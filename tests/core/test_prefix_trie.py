@@ -11,6 +11,7 @@ import pytest
 
 from framebench.backends.prefix_trie import (
     TokenTrie,
+    ancestors_mask,
     one_prefix_tokens,
     plan_prompt_trie,
     unique_tokens,
@@ -52,6 +53,22 @@ def test_prompt_plan_shares_what_two_prompts_share_and_leaves_the_last_token():
         index = plan.row_index(m)
         packed = plan.root + [plan.trie.token[n] for n in plan.nodes]
         assert [packed[k] for k in index] == seq[:plan.prefix_len[m]]
+
+
+@pytest.mark.parametrize("chunk", [3, 5, 64])
+def test_ancestors_mask_is_each_node_and_its_ancestors_after_the_cache(chunk):
+    """Each chunk's rows: every cached token, then exactly the node's own path (walked by hand)."""
+    root = list(range(100, 107))
+    trie = TokenTrie([root + [1, 2, 3, 4], root + [1, 2, 5], root + [6, 7, 8], root + [1, 9]])
+    offset = 4
+    for start in range(0, len(trie), chunk):
+        end = min(len(trie), start + chunk)
+        got = ancestors_mask(trie.parent, start, end, offset)
+        assert tuple(got.shape) == (end - start, offset + end)
+        for j in range(start, end):
+            path = set(trie.ancestors(j))
+            want = [True] * offset + [k in path for k in range(end)]
+            assert got[j - start].tolist() == want
 
 
 def test_packed_trie_cache_equals_each_prompts_own_prefill(tiny_llama_dir):
