@@ -47,8 +47,8 @@ class Reference:
 
 
 REFERENCES = (
-    Reference("SmolLM2-135M (fp32)", "a 2-core CPU", 0.25, "measured on full-build law items, the machine shared "
-              "(load 6); a quiet machine is about twice as fast"),
+    Reference("SmolLM2-135M (fp32)", "a 2-core CPU", 0.18, "measured on 467 full-build law items, a quiet "
+              "machine; the longest contexts of the build"),
     Reference("1.7B (bf16)", "one H200", 0.0221, "projected from the rate measured on the demo's law items, "
               "random weights of the shape; not measured on the full build, nor on an H100"),
     Reference("8B (bf16)", "one H200", 0.0240, "projected from the rate measured on the demo's law items, "

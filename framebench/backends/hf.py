@@ -67,7 +67,7 @@ class HFBackend(LocalModelFingerprint, BatchedDecoding, AnswerScoring):
         self.batch_size = batch_size
         self.prefix_reuse = prefix_reuse
         # every prefix some of a group's prompts share once (a prefix trie), not only the one all
-        # share: None (default) for scoring only (constrained answers), True also for generation
+        # share: None (default) for scoring, and for generation on CPUs; True or False for both
         self.prefix_trie = prefix_trie if prefix_reuse else False
         # next-token log-probabilities of the one-token answer forms (Yes/No, letters) seen at
         # each generation's first step, by prompt: a constrained run on the same backend (the

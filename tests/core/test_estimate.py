@@ -140,7 +140,7 @@ def test_reference_times_scale_with_the_requests_and_say_their_basis():
     from framebench.estimate import Estimate, lines
 
     rows = dict(lines(Estimate("smollm2", 50, 100, 100, 1000, 500, 800, "the model's own tokenizer")))
-    assert rows["time for SmolLM2-135M (fp32) on a 2-core CPU"].startswith("0 min 25 s (0.25 s a request; measured")
+    assert rows["time for SmolLM2-135M (fp32) on a 2-core CPU"].startswith("0 min 18 s (0.18 s a request; measured")
     assert rows["time for 8B (bf16) on one H200"].startswith("0 min 02 s (0.024 s a request; projected")
     full = dict(lines(Estimate("smollm2", 52267, 52267, 52267, 0, 0, 0, "x")))
     assert full["time for 1.7B (bf16) on one H200"].startswith("19 min 15 s")  # 52,267 x 0.0221 s = 1,155 s

@@ -47,3 +47,18 @@ def test_gpu_script_runs_on_cpu_with_the_tiny_shape(smollm2_dir, tmp_path):
     # the lm-eval loop feeds every prompt token; framebench each shared prefix once
     assert prof["runs"]["lmeval"]["real_tokens"] > prof["runs"]["generate"]["real_tokens"]
     assert prof["runs"]["generate"]["decoding_steps"] > 0
+
+
+@pytest.mark.subprocess
+def test_hf_options_bench_interleaves_variants_with_equal_outputs(tiny_llama_dir):
+    """bench/hf_options.py on one demo law context with the tiny model: both variants run, each
+    repeat, their greedy outputs equal; an unknown option is one error line."""
+    script = str(REPO / "bench" / "hf_options.py")
+    proc = subprocess.run([sys.executable, script, "--model", f"hf:{tiny_llama_dir}", "--contexts", "1",
+                           "--repeats", "2", "prefix_trie=False", "prefix_trie=True,batch_size=8"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("s an item") == 2 * 2 + 2
+    assert "every variant's greedy outputs equal" in proc.stdout
+    bad = subprocess.run([sys.executable, script, "speed=11"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "error: variant 'speed=11'" in bad.stderr
